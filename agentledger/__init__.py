@@ -1,0 +1,1 @@
+"""agentledger: the application shell (config, CLI, worker bootstrap, embedded dev stack)."""

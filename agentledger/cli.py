@@ -1,0 +1,96 @@
+"""``agentledger``: the command line. Every failure is one line naming the problem and the fix."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from agentledger import commands
+from agentledger.config import Settings, from_environment
+from agentledger.errors import AgentLedgerError
+
+DEFAULT_REQUEST = "Can I get a refund for order ord_4821? It arrived late."
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agentledger", description=__doc__)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--data-dir", type=Path, help="embedded stack data (AGENTLEDGER_DATA_DIR)")
+    parser.add_argument("--database-url", help="ledger database (AGENTLEDGER_DATABASE_URL)")
+    parser.add_argument("--temporal-address",
+                        help="use this Temporal server instead of the embedded one "
+                        "(AGENTLEDGER_TEMPORAL_ADDRESS)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="run the refund scenario end to end on the embedded stack")
+    demo.add_argument("--request", default=DEFAULT_REQUEST)
+    demo.add_argument("--user", default="usr_73")
+    sub.add_parser("dev", help="start the server and a worker, and keep them up")
+    sub.add_parser("seed", help="load the packs' sample system of record")
+    run = sub.add_parser("run", help="start a run and print its id")
+    run.add_argument("pack")
+    run.add_argument("request")
+    run.add_argument("--user", required=True)
+    run.add_argument("--wait", action="store_true", help="wait until it ends or needs approval")
+    approve = sub.add_parser("approve", help="approve (or --reject) a pending action")
+    approve.add_argument("run_id")
+    approve.add_argument("approval_id")
+    approve.add_argument("--as", dest="principal", required=True)
+    approve.add_argument("--reject", action="store_true")
+    approve.add_argument("--reason", default="")
+    show = sub.add_parser("show", help="a run's timeline and state, from the ledger")
+    show.add_argument("run_id", nargs="?")
+    show.add_argument("--json", action="store_true", help="emit the events as JSON lines")
+    show.add_argument("--packets", action="store_true", help="print each context packet")
+    show.add_argument("--list", action="store_true", help="list recent runs")
+    sub.add_parser("approvals", help="the pending approvals inbox")
+    verify = sub.add_parser("verify", help="compare the ledger's projection with the live run")
+    verify.add_argument("run_id")
+    stop = sub.add_parser("stop", help="stop the embedded Temporal server")
+    stop.set_defaults(temporal_address=None)
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return from_environment().with_overrides(data_dir=args.data_dir,
+                                             database_url=args.database_url,
+                                             temporal_address=args.temporal_address)
+
+
+_COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] = {
+    "demo": commands.demo,
+    "dev": commands.dev,
+    "seed": commands.seed,
+    "run": commands.run,
+    "approve": commands.approve,
+    "show": commands.show,
+    "approvals": commands.approvals,
+    "verify": commands.verify,
+    "stop": commands.stop,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return asyncio.run(_COMMANDS[args.command](_settings(args), args))
+    except AgentLedgerError as exc:
+        if args.debug:
+            raise
+        print(f"agentledger: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # anything unforeseen still gets one line, not a traceback
+        if args.debug:
+            raise
+        print(f"agentledger: unexpected {type(exc).__name__}: {exc} (rerun with --debug)",
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

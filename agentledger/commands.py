@@ -1,0 +1,189 @@
+"""The CLI's commands. Each takes resolved settings and parsed arguments, returns an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+import orjson
+
+from agentledger import client_ops
+from agentledger.app import Runtime, connect
+from agentledger.config import Settings
+from agentledger.devserver import ensure_dev_server, stop_dev_server
+from agentledger.errors import ConfigError, NotFound
+from agentledger.render import packet_lines, timeline
+from domain.fold import project
+from packs import UnknownPack, get_pack
+
+say = print
+
+
+def _server(settings: Settings) -> None:
+    if settings.embedded_temporal:
+        server = ensure_dev_server(settings.data_dir.resolve(), port=settings.temporal_port,
+                                   ui_port=settings.ui_port)
+        verb = "started" if server.started else "reusing"
+        say(f"· Temporal dev server {verb} at {server.address} (UI {server.ui_url}, data in "
+            f"{settings.data_dir}/)")
+
+
+def _runtime(settings: Settings, *, seed: bool = False) -> Runtime:
+    runtime = Runtime.open(settings)
+    if seed and runtime.seed():
+        say("· seeded the support pack's system of record (customers, orders, payments, "
+            "policies)")
+    return runtime
+
+
+async def demo(settings: Settings, args: argparse.Namespace) -> int:
+    _server(settings)
+    runtime = _runtime(settings, seed=True)
+    say(f"· ledger: {_where(runtime)}")
+    client = await connect(settings)
+    principal = _principal(runtime, args.user)
+    async with runtime.worker(client):
+        say("· worker running in-process on task queue " + settings.task_queue)
+        work_order = get_pack("support").make_work_order(args.request, principal)
+        handle = await client_ops.start_run(client, settings.task_queue, work_order)
+        say(f'· run {handle.id} started for {principal.user_id}: "{args.request}"')
+        state = await client_ops.wait_for(client, handle.id, pending_approval=True)
+        for approval in list(state.pending_approvals.values()):
+            approver = _principal(runtime, settings.demo_approver)
+            say(f"· approval {approval.approval_id} requested for {approval.proposal.tool}"
+                f"({', '.join(f'{k}={v}' for k, v in approval.proposal.arguments.items())})")
+            say(f"· approving as {approver.user_id} ({approver.display_name}), the configured "
+                "demo approver (AGENTLEDGER_DEMO_APPROVER)")
+            await client_ops.decide(client, handle.id, approval.approval_id, approver,
+                                    approve=True)
+        await handle.result()
+    return _print_run(runtime, handle.id)
+
+
+def _print_run(runtime: Runtime, run_id: str) -> int:
+    events = runtime.ledger.read(run_id)
+    say("\nTimeline (from the ledger)")
+    for line in timeline(events):
+        say("  " + line)
+    state = project(events)
+    if state.status == "completed" and state.last_answer is not None:
+        say(f"\nAnswer: {state.last_answer.answer}")
+        say(f"Sources: {', '.join(state.last_answer.supporting_source_ids) or 'none'}")
+        return 0
+    say(f"\nRun {run_id} is {state.status}.")
+    return 0 if state.status != "failed" else 1
+
+
+async def dev(settings: Settings, args: argparse.Namespace) -> int:
+    _server(settings)
+    runtime = _runtime(settings, seed=True)
+    client = await connect(settings)
+    say(f"· worker polling task queue {settings.task_queue}; Ctrl-C to stop (the server keeps "
+        "running; `agentledger stop` stops it)")
+    await runtime.worker(client).run()
+    return 0
+
+
+async def seed(settings: Settings, args: argparse.Namespace) -> int:
+    runtime = _runtime(settings)
+    say("seeded" if runtime.seed() else "already seeded; nothing changed")
+    return 0
+
+
+async def run(settings: Settings, args: argparse.Namespace) -> int:
+    runtime = _runtime(settings)
+    try:
+        pack = get_pack(args.pack)
+    except UnknownPack as exc:
+        raise ConfigError(str(exc)) from None
+    client = await connect(settings)
+    handle = await client_ops.start_run(client, settings.task_queue,
+                                        pack.make_work_order(args.request,
+                                                             _principal(runtime, args.user)))
+    say(handle.id)
+    if args.wait:
+        state = await client_ops.wait_for(client, handle.id, pending_approval=True)
+        for approval in state.pending_approvals.values():
+            say(f"awaiting approval {approval.approval_id}: {approval.proposal.tool} "
+                f"{orjson.dumps(approval.proposal.arguments).decode()}")
+        if not state.pending_approvals:
+            say(f"{state.status}")
+    return 0
+
+
+async def approve(settings: Settings, args: argparse.Namespace) -> int:
+    runtime = _runtime(settings)
+    client = await connect(settings)
+    approver = _principal(runtime, args.principal)
+    result = await client_ops.decide(client, args.run_id, args.approval_id, approver,
+                                     approve=not args.reject, reason=args.reason)
+    say(f"{result.approval_id} {result.decision} by {approver.user_id}")
+    return 0
+
+
+async def show(settings: Settings, args: argparse.Namespace) -> int:
+    runtime = _runtime(settings)
+    if args.list or not args.run_id:
+        for row in runtime.ledger.list_runs(limit=20):
+            say(f"{row.run_id}  {row.status:<18} {row.principal_id:<10} {row.request_text}")
+        return 0
+    events = runtime.ledger.read(args.run_id)
+    if not events:
+        raise NotFound(f"no run {args.run_id} in the ledger at {_where(runtime)}")
+    if args.json:
+        for event in events:
+            sys.stdout.write(event.model_dump_json() + "\n")
+        return 0
+    if args.packets:
+        for event in events:
+            if event.kind == "context_packet_built":
+                for line in packet_lines(runtime.ledger.get_packet(event.packet_hash)):
+                    say(line)
+        return 0
+    return _print_run(runtime, args.run_id)
+
+
+async def approvals(settings: Settings, args: argparse.Namespace) -> int:
+    runtime = _runtime(settings)
+    rows = runtime.ledger.approvals(status="pending")
+    for row in rows:
+        say(f"{row.run_id}  {row.approval_id}  {row.tool} {orjson.dumps(row.arguments).decode()}"
+            f"  requested by {row.requested_by}, expires {row.expires_at:%Y-%m-%d %H:%M}")
+    if not rows:
+        say("no pending approvals")
+    return 0
+
+
+async def verify(settings: Settings, args: argparse.Namespace) -> int:
+    runtime = _runtime(settings)
+    stored = project(runtime.ledger.read(args.run_id))
+    live = await client_ops.live_state(await connect(settings), args.run_id)
+    ours, theirs = stored.model_dump(mode="json"), live.model_dump(mode="json")
+    if stored.last_seq < live.last_seq:
+        say(f"note: the ledger holds events up to #{stored.last_seq}; the run is at "
+            f"#{live.last_seq} (unflushed events ride on the run's next activity)")
+    differences = [key for key in ours if ours[key] != theirs.get(key)]
+    for key in differences:
+        say(f"differs: {key}\n  ledger: {ours[key]}\n  live:   {theirs.get(key)}")
+    say("ledger projection matches the live state" if not differences else
+        f"{len(differences)} field(s) differ")
+    return 0 if not differences else 1
+
+
+async def stop(settings: Settings, args: argparse.Namespace) -> int:
+    stopped = await asyncio.to_thread(stop_dev_server, settings.data_dir.resolve())
+    say("stopped the embedded Temporal server" if stopped else "no embedded server was running")
+    return 0
+
+
+def _principal(runtime: Runtime, user_id: str):  # type: ignore[no-untyped-def]
+    principal = runtime.ledger.get_principal(user_id)
+    if principal is None:
+        raise NotFound(f"unknown principal {user_id!r}; known principals come from "
+                       "`agentledger seed` (e.g. usr_73, ops_lead_1)")
+    return principal
+
+
+def _where(runtime: Runtime) -> str:
+    return runtime.ledger.engine.url.render_as_string(hide_password=True)

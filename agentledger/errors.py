@@ -1,0 +1,37 @@
+"""Errors the application shell reports to people: one line, what went wrong, what to do.
+
+    AgentLedgerError
+     ├── ConfigError          a flag or environment variable is invalid
+     ├── ServerUnavailable    the Temporal server cannot be reached or started
+     ├── DatabaseUnavailable  the ledger database cannot be reached
+     ├── NotFound             an unknown run, approval or principal
+     └── Refused              the runtime refused the request (e.g. an approval by the requester)
+"""
+
+from __future__ import annotations
+
+
+class AgentLedgerError(Exception):
+    """Base of every error the CLI prints without a traceback (``--debug`` shows one)."""
+
+    exit_code = 1
+
+
+class ConfigError(AgentLedgerError):
+    exit_code = 2
+
+
+class ServerUnavailable(AgentLedgerError):
+    exit_code = 3
+
+
+class DatabaseUnavailable(AgentLedgerError):
+    exit_code = 3
+
+
+class NotFound(AgentLedgerError):
+    exit_code = 4
+
+
+class Refused(AgentLedgerError):
+    exit_code = 5

@@ -1,0 +1,91 @@
+"""Human-readable timelines and packets, rendered from the ledger (not from Temporal)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from domain import events as ev
+
+
+def summarize(event: ev.RunEvent) -> str:
+    """One short line per event: what happened, with the ids that matter."""
+    match event:
+        case ev.RunStarted():
+            return f'{event.work_order.principal.user_id} asked: "{event.work_order.request_text}"'
+        case ev.StepStarted():
+            return event.step
+        case ev.ContextPacketBuilt():
+            return (f"{event.total_tokens} tokens, {len(event.included_ids)} items, "
+                    f"{event.omission_count} omitted, packet {event.packet_hash[7:19]}")
+        case ev.DecisionRecorded():
+            d = event.decision
+            if d.type == "call_tool":
+                return f"call {d.proposal.tool}({_args(d.proposal.arguments)})"
+            if d.type == "answer" and d.proposed_next_action is not None:
+                p = d.proposed_next_action
+                return f"draft answer; propose {p.tool}({_args(p.arguments)})"
+            return d.type.replace("_", " ")
+        case ev.DecisionRejected():
+            return f"rejected {event.option or 'decision'}: {event.reason_code} ({event.detail})"
+        case ev.ToolCallAuthorised():
+            key = f", key {event.idempotency_key}" if event.idempotency_key else ""
+            via = f", approval {event.approval_id}" if event.approval_id else ""
+            return f"{event.operation_id} {event.tool} authorised{via}{key}"
+        case ev.ToolCallDenied():
+            return f"{event.operation_id} {event.tool} denied: {event.reason_code} ({event.detail})"
+        case ev.ToolReceiptRecorded():
+            r = event.receipt
+            headline = (r.user_view or r.error_message or r.tool).split(" | ", 1)[0]
+            return f"{r.operation_id} {r.status}: {headline}"
+        case ev.EvidenceRecorded():
+            return f"{event.source_id} @{event.revision} ({event.trust})"
+        case ev.ApprovalRequested():
+            return (f"{event.approval_id} for {event.proposal.tool}"
+                    f"({_args(event.proposal.arguments)}), role {event.approver_role}")
+        case ev.ApprovalGranted():
+            return f"{event.approval_id} granted by {event.approver}"
+        case ev.ApprovalRejected():
+            return f"{event.approval_id} rejected by {event.approver}: {event.reason}"
+        case ev.ApprovalExpired():
+            return f"{event.approval_id} expired"
+        case ev.ApprovalAttemptRefused():
+            return f"{event.attempted_by} refused on {event.approval_id}: {event.reason_code}"
+        case ev.ErrorRecorded():
+            return f"{event.code}: {event.message}"
+        case ev.BudgetCharged():
+            return f"{event.tokens} tokens, {event.tool_calls} tool calls ({event.reason})"
+        case ev.RunCompleted():
+            return f"answer cites {', '.join(event.cited_source_ids) or 'no sources'}"
+        case ev.RunFailed():
+            return f"{event.reason_code}: {event.message}"
+        case _:
+            return event.kind.replace("_", " ")
+
+
+def timeline(events: Iterable[ev.RunEvent]) -> list[str]:
+    lines, step = [], "-"
+    for event in events:
+        if isinstance(event, ev.StepStarted):
+            step = event.step
+        lines.append(f"{event.seq:>3}  {step:<19} {event.kind:<25} {summarize(event)}")
+    return lines
+
+
+def packet_lines(packet: dict[str, Any]) -> list[str]:
+    lines = [f"packet {packet['packet_hash'][7:19]}  step {packet['step']}  "
+             f"{packet['total_tokens']}/{packet['token_limit']} tokens  "
+             f"cache key {packet['cache_key'][7:19]}"]
+    for section in packet["sections"]:
+        ids = ", ".join(item["id"] for item in section["items"])
+        lines.append(f"    [{section['category']}/{section['name']}] {section['tokens']} tok: {ids}")
+    lines.append(f"    tools: {', '.join(t['name'] for t in packet['tools']) or '-'}; may "
+                 f"propose: {', '.join(t['name'] for t in packet['proposable_actions']) or '-'}")
+    for omission in packet["omissions"]:
+        lines.append(f"    omitted {omission['item_id']}: {omission['reason']} "
+                     f"({omission['estimated_tokens']} tok)")
+    return lines
+
+
+def _args(arguments: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in arguments.items())

@@ -1,0 +1,49 @@
+"""Who may decide an approval, checked purely before any approval event is recorded."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from domain._model import Frozen
+from domain.principal import Principal
+from domain.state import WorkingState
+
+
+class ApprovalRefusal(Frozen):
+    reason_code: str
+    detail: str
+
+
+def check_approval_decision(
+    state: WorkingState, approval_id: str, approver: Principal, proposal_digest: str,
+    now: datetime,
+) -> ApprovalRefusal | None:
+    """``None`` when ``approver`` may decide ``approval_id`` as seen with ``proposal_digest``.
+
+    Bound to exactly what was asked: the digest the approver saw must equal the pending one, so a
+    grant can never cover a different amount. Single use: a decided approval is not pending.
+    """
+    pending = state.pending_approvals.get(approval_id)
+    if pending is None:
+        done = state.approvals.get(approval_id)
+        detail = f"approval {approval_id} was already {done.decision}" if done else (
+            f"no approval {approval_id} in this run")
+        return ApprovalRefusal(reason_code="not_pending", detail=detail)
+    if approver.user_id == pending.requested_by:
+        return ApprovalRefusal(reason_code="requester_cannot_approve",
+                               detail=f"{approver.user_id} requested this action and cannot "
+                               "approve it")
+    if state.work_order is None or approver.tenant_id != state.work_order.principal.tenant_id:
+        return ApprovalRefusal(reason_code="wrong_tenant",
+                               detail=f"{approver.user_id} is not in this run's tenant")
+    if not approver.has_role(pending.approver_role):
+        return ApprovalRefusal(reason_code="missing_role",
+                               detail=f"{approver.user_id} lacks the {pending.approver_role} role")
+    if proposal_digest != pending.proposal_digest:
+        return ApprovalRefusal(reason_code="digest_mismatch",
+                               detail="the decision is for a different proposal than the one "
+                               "pending (arguments, manifest or policy changed)")
+    if now >= pending.expires_at:
+        return ApprovalRefusal(reason_code="expired", detail=f"approval {approval_id} expired at "
+                               f"{pending.expires_at.isoformat()}")
+    return None

@@ -1,0 +1,132 @@
+"""AgentProfile → ExecutionManifest: the frozen contract one attempt runs under (seed 003).
+
+The manifest's hash is over its canonical JSON; every event carries it, so evidence produced under
+one configuration is never mistaken for another's. Changing any component changes the hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import Field, JsonValue
+
+from domain._model import Frozen
+from domain.canonical import sha256_hex
+from domain.context import StepProfile, TokenBudget
+from domain.errors import ManifestError
+from domain.tools import Risk, Scope, ToolContract
+from domain.workorder import Budget
+
+
+class Instruction(Frozen):
+    id: str
+    text: str
+
+
+class ModelProfile(Frozen):
+    """Which model decides, with which settings. ``encoding`` selects the token counter."""
+
+    name: str
+    provider: str
+    model: str
+    settings: dict[str, JsonValue] = Field(default_factory=dict)
+    encoding: str = "cl100k_base"
+
+
+class ToolGrant(Frozen):
+    """A tool the attempt may use, pinned to its contract version and schema hash."""
+
+    name: str
+    version: str
+    schema_hash: str
+    scope: Scope
+    risk: Risk
+    steps: tuple[str, ...]
+
+    @classmethod
+    def of(cls, contract: ToolContract, steps: Iterable[str]) -> ToolGrant:
+        return cls(name=contract.name, version=contract.version, schema_hash=contract.schema_hash,
+                   scope=contract.scope, risk=contract.risk, steps=tuple(steps))
+
+
+class AgentProfile(Frozen):
+    """A versioned composition: identity, instructions, model, tools, steps, policy, budgets."""
+
+    profile_id: str
+    agent_version: str
+    instructions: tuple[Instruction, ...]
+    model: ModelProfile
+    tool_grants: tuple[ToolGrant, ...]
+    step_profiles: tuple[StepProfile, ...]
+    token_budget: TokenBudget
+    memory_view: str = "none"
+    policy_bundle: str
+    budgets: Budget = Field(default_factory=Budget)
+    evaluation_profile: str = "none"
+    approval_ttl_seconds: int = 24 * 3600
+
+
+class ExecutionManifest(Frozen):
+    attempt_id: str
+    work_order_digest: str
+    profile_id: str
+    agent_version: str
+    model: ModelProfile
+    instructions: tuple[Instruction, ...]
+    instruction_bundle: str
+    tool_grants: tuple[ToolGrant, ...]
+    step_profiles: tuple[StepProfile, ...]
+    token_budget: TokenBudget
+    memory_snapshot: str
+    policy_bundle: str
+    policy_version: str
+    budgets: Budget
+    evaluation_profile: str
+    approval_ttl_seconds: int
+
+    @property
+    def hash(self) -> str:
+        return sha256_hex(self.model_dump(mode="json"))
+
+    def grant(self, tool: str) -> ToolGrant | None:
+        return next((g for g in self.tool_grants if g.name == tool), None)
+
+    def step(self, name: str) -> StepProfile:
+        for profile in self.step_profiles:
+            if profile.name == name:
+                return profile
+        raise ManifestError(f"manifest has no step profile {name!r}")
+
+
+def resolve_manifest(
+    profile: AgentProfile,
+    *,
+    attempt_id: str,
+    work_order_digest: str,
+    memory_snapshot: str,
+    policy_version: str,
+) -> ExecutionManifest:
+    """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests."""
+    step_names = {s.name for s in profile.step_profiles}
+    for grant in profile.tool_grants:
+        unknown = set(grant.steps) - step_names
+        if unknown:
+            raise ManifestError(f"grant {grant.name} names unknown steps {sorted(unknown)}")
+    return ExecutionManifest(
+        attempt_id=attempt_id,
+        work_order_digest=work_order_digest,
+        profile_id=profile.profile_id,
+        agent_version=profile.agent_version,
+        model=profile.model,
+        instructions=profile.instructions,
+        instruction_bundle=sha256_hex([i.model_dump() for i in profile.instructions]),
+        tool_grants=profile.tool_grants,
+        step_profiles=profile.step_profiles,
+        token_budget=profile.token_budget,
+        memory_snapshot=memory_snapshot,
+        policy_bundle=profile.policy_bundle,
+        policy_version=policy_version,
+        budgets=profile.budgets,
+        evaluation_profile=profile.evaluation_profile,
+        approval_ttl_seconds=profile.approval_ttl_seconds,
+    )

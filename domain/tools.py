@@ -1,0 +1,160 @@
+"""Tool contracts and receipts: what a tool promises, and what a call produced.
+
+A contract is more than a JSON schema (seed 003): it states scope, risk, how retries stay safe
+(idempotency), what happens on cancellation and partial completion, when a human must approve,
+and how the result is shown to the model and to the user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import Literal
+
+from pydantic import BaseModel, JsonValue
+
+from domain._model import Frozen
+from domain.canonical import sha256_hex
+
+Scope = Literal["read", "write"]
+Risk = Literal["low", "consequential"]
+ReceiptStatus = Literal["succeeded", "failed", "in_doubt"]
+
+
+class ApprovalRule(Frozen):
+    """When a human must approve: ``always``, ``never``, or above an amount argument."""
+
+    kind: Literal["always", "never", "above_amount"] = "never"
+    amount_argument: str | None = None
+    threshold: float = 0.0
+
+    def requires_approval(self, arguments: dict[str, JsonValue]) -> bool:
+        if self.kind == "always":
+            return True
+        if self.kind == "never" or self.amount_argument is None:
+            return False
+        amount = arguments.get(self.amount_argument)
+        return isinstance(amount, int | float) and float(amount) > self.threshold
+
+
+class FactBound(Frozen):
+    """An argument checked against a verified fact about the resource it targets.
+
+    ``at_most``: the argument may not exceed the fact (a refund amount vs the refundable amount);
+    ``equals``: the argument must equal it (the currency).
+    """
+
+    argument: str
+    fact: str
+    relation: Literal["at_most", "equals"]
+
+
+class ModelView(Frozen):
+    """How a result is slimmed for the model. Untouchable fields are never cut or truncated."""
+
+    mode: Literal["full", "slim"] = "full"
+    list_field: str | None = None
+    keep_fields: tuple[str, ...] = ()
+    truncate_words: int | None = None
+    max_items: int | None = None
+    untouchable_fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolContract:
+    """A tool's behavioural contract. Lives in code; its digest goes into the manifest."""
+
+    name: str
+    version: str
+    description: str
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+    scope: Scope
+    risk: Risk
+    required_scope: str
+    timeout_seconds: float = 10.0
+    max_attempts: int = 5
+    approval: ApprovalRule = field(default_factory=ApprovalRule)
+    resource_argument: str | None = None
+    fact_bounds: tuple[FactBound, ...] = ()
+    model_view: ModelView = field(default_factory=ModelView)
+    summary_template: str = "{tool}: {status}"
+
+    @property
+    def idempotency(self) -> Literal["none", "runtime_key"]:
+        """Reads need no key; every write gets a runtime-issued key (never a blind retry)."""
+        return "none" if self.scope == "read" else "runtime_key"
+
+    @property
+    def on_partial_completion(self) -> Literal["retry", "reconcile"]:
+        """An unknown outcome of a write is reconciled by reading the system of record."""
+        return "retry" if self.scope == "read" else "reconcile"
+
+    @property
+    def cancellation(self) -> Literal["abandon", "reconcile"]:
+        return "abandon" if self.scope == "read" else "reconcile"
+
+    @cached_property
+    def schema_hash(self) -> str:
+        return sha256_hex(
+            {
+                "input": self.input_model.model_json_schema(),
+                "output": self.output_model.model_json_schema(),
+            }
+        )
+
+
+class ResourceRef(Frozen):
+    """A business resource a tool observed, with its verified owner."""
+
+    resource_id: str
+    kind: str
+    owner_user_id: str
+    tenant_id: str
+
+
+class VerifiedFact(Frozen):
+    """A fact read from a system of record by a tool, with when it was observed."""
+
+    name: str
+    value: JsonValue
+    resource_id: str | None = None
+    observed_at: datetime
+
+
+class EvidencePassage(Frozen):
+    """A passage a retrieval tool returned: evidence tied to an exact source revision."""
+
+    source_id: str
+    revision: str
+    content_hash: str
+    trust: str
+    title: str
+    text: str
+    score: float = 0.0
+
+
+class Receipt(Frozen):
+    """The typed result of one tool call.
+
+    ``model_view`` is the slimmed result the model may see (an observation, never instructions);
+    the full result is stored in the ledger under ``output_hash`` and rendered for people as
+    ``user_view``.
+    """
+
+    operation_id: str
+    tool: str
+    tool_version: str
+    status: ReceiptStatus
+    idempotency_key: str | None = None
+    receipt_id: str | None = None
+    facts: tuple[VerifiedFact, ...] = ()
+    resources: tuple[ResourceRef, ...] = ()
+    evidence: tuple[EvidencePassage, ...] = ()
+    model_view: dict[str, JsonValue] = {}
+    user_view: str = ""
+    output_hash: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    observed_at: datetime

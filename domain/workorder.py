@@ -1,0 +1,29 @@
+"""What a run is asked to do, by whom, within which limits."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from domain._model import Frozen
+from domain.principal import Principal
+
+
+class Budget(Frozen):
+    """Hard limits for one run; charged by events and enforced before every step."""
+
+    steps: int = 12
+    tool_calls: int = 6
+    tokens: int = 60_000
+    wall_seconds: int = 7 * 24 * 3600
+
+
+class WorkOrder(Frozen):
+    """A run's input. ``references`` are canonical ids the pack resolved from the request."""
+
+    objective: str
+    request_text: str
+    principal: Principal
+    pack: str
+    agent_profile_id: str
+    references: dict[str, str] = Field(default_factory=dict)
+    budget: Budget = Field(default_factory=Budget)

@@ -1,0 +1,56 @@
+"""The support pack: refunds and order questions for a small web shop (seed 000's example)."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from domain.principal import Principal
+from domain.workorder import WorkOrder
+from packs import Pack
+from packs.support import records
+from packs.support.playbook import Playbook
+from packs.support.profile import SUPPORT_PROFILE
+from packs.support.seed import PRINCIPALS, seed
+from packs.support.tools import GetCustomer, GetOrder, SearchReturnsPolicy
+from packs.support.write_tools import CreateRefund, SendCustomerMessage
+
+__all__ = ["PACK"]
+
+_ORDER_REF = re.compile(r"\bord_[0-9]{1,12}\b")
+
+
+def make_work_order(request: str, principal: Principal) -> WorkOrder:
+    """Resolve the request's terms to canonical ids before the run starts (seed 003, step 2)."""
+    references = {}
+    if (match := _ORDER_REF.search(request)) is not None:
+        references["order_id"] = match.group(0)
+    return WorkOrder(objective="resolve a refund request", request_text=request,
+                     principal=principal, pack="support",
+                     agent_profile_id=SUPPORT_PROFILE.profile_id, references=references,
+                     budget=SUPPORT_PROFILE.budgets)
+
+
+def policy_version(engine: Engine) -> str:
+    """The policy bundle pinned for an attempt: every document at its current revision."""
+    with engine.connect() as conn:
+        rows = conn.execute(select(records.policy_passages.c.document_id,
+                                   records.policy_passages.c.revision).distinct()).all()
+    pinned = ",".join(sorted(f"{doc}@{rev}" for doc, rev in rows)) or "none"
+    return f"{SUPPORT_PROFILE.policy_bundle}:{pinned}"
+
+
+PACK = Pack(
+    name="support",
+    profile=SUPPORT_PROFILE,
+    tools={t.contract.name: t for t in (GetOrder(), GetCustomer(), SearchReturnsPolicy(),
+                                         CreateRefund(), SendCustomerMessage())},
+    principals=PRINCIPALS,
+    models={"playbook": Playbook()},
+    install=records.install,
+    seed=seed,
+    make_work_order=make_work_order,
+    policy_version=policy_version,
+)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Bootstrap (a local .venv with agentledger and its dev tools), then run a command:
+#   ./run.sh demo        the refund scenario end to end on the embedded stack
+#   ./run.sh test        the whole test suite
+#   ./run.sh <args>      any other agentledger command, e.g. ./run.sh show --list
+# Idempotent: the venv is reused and reinstalled only when pyproject.toml changes.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    echo "· creating .venv with $($python --version)"
+    "$python" -m venv .venv
+fi
+stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+    echo "· installing agentledger and its dev tools into .venv (pip install -e .[dev])"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+    rm -f .venv/.installed-*
+    touch "$stamp"
+fi
+
+case "${1:-}" in
+    demo)
+        shift
+        echo "· agentledger demo $*"
+        exec .venv/bin/agentledger demo "$@" ;;
+    test)
+        shift
+        echo "· lint (ruff), types (mypy strict on domain/ and workflows/), then pytest"
+        .venv/bin/ruff check .
+        .venv/bin/mypy
+        exec .venv/bin/python -m pytest "$@" ;;
+    "")
+        echo "usage: ./run.sh demo | test | <agentledger command>" >&2
+        exit 2 ;;
+    *)
+        exec .venv/bin/agentledger "$@" ;;
+esac

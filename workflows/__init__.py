@@ -1,0 +1,5 @@
+"""Temporal orchestration: the run loop, approvals over updates, timers and queries."""
+
+from workflows.agent_run import AgentRunWorkflow, ApprovalDecision, ApprovalResult, RunInput
+
+__all__ = ["AgentRunWorkflow", "ApprovalDecision", "ApprovalResult", "RunInput"]

@@ -1,0 +1,311 @@
+"""The durable agent run: project state from events, build a packet, decide, govern, act.
+
+The workflow is the only author of events. It folds each event into WorkingState the moment it
+is emitted (there is no second, mutable copy of state) and keeps the not-yet-persisted ones in an
+outbox that rides on the next activity call, so the ledger append adds no round trip of its own.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    # Pure domain code and pydantic models: safe to share with the sandbox, and re-importing
+    # pydantic per workflow run would cost far more than the run itself.
+    from activities.messages import (
+        AppendInput,
+        ModelStepInput,
+        ModelStepResult,
+        PrepareRunInput,
+        ToolStepInput,
+    )
+    from domain import events as ev
+    from domain.approvals import check_approval_decision
+    from domain.decisions import Answer, CallTool, ToolCallProposal
+    from domain.fold import evolve
+    from domain.governance import Allow, Authorization, Deny, authorize
+    from domain.manifest import ExecutionManifest
+    from domain.principal import Principal
+    from domain.run_loop import check_decision, next_step
+    from domain.state import WorkingState
+    from domain.tools import Receipt
+    from domain.workorder import WorkOrder
+    from packs import contracts_for
+
+_MODEL_TIMEOUT = timedelta(seconds=60)
+_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), backoff_coefficient=2.0,
+                     maximum_interval=timedelta(seconds=10))
+
+
+class RunInput(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    run_id: str
+    work_order: WorkOrder
+
+
+class ApprovalDecision(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    approval_id: str
+    approver: Principal
+    approve: bool
+    proposal_digest: str
+    reason: str = ""
+
+
+class ApprovalResult(BaseModel):
+    approval_id: str
+    decision: str
+
+
+@workflow.defn(name="AgentRun")
+class AgentRunWorkflow:
+    def __init__(self) -> None:
+        self._state = WorkingState()
+        self._outbox: list[ev.RunEvent] = []
+        self._manifest: ExecutionManifest | None = None
+        self._manifest_hash = ""
+
+    # ----------------------------------------------------------------- the loop
+    @workflow.run
+    async def run(self, params: RunInput) -> dict[str, Any]:
+        self._manifest = await workflow.execute_activity(
+            "prepare_run", PrepareRunInput(run_id=params.run_id, work_order=params.work_order),
+            result_type=ExecutionManifest, start_to_close_timeout=_MODEL_TIMEOUT,
+            retry_policy=_RETRY)
+        self._manifest_hash = self._manifest.hash
+        self._emit(ev.RunStarted, work_order=params.work_order,
+                   policy_version=self._manifest.policy_version)
+        while self._state.status == "running":
+            step = next_step(self._state)
+            if step is None:
+                await self._act_on_proposal()
+            elif not self._within_budget():
+                break
+            else:
+                await self._run_step(step)
+        await self._flush()
+        return {"status": self._state.status, "answer": self._final_answer()}
+
+    async def _run_step(self, step: str) -> None:
+        self._emit(ev.StepStarted, step=step)
+        result = await workflow.execute_activity(
+            "model_step",
+            ModelStepInput(run_id=self._state.run_id, step=step,
+                           manifest_hash=self._manifest_hash, state=self._state,
+                           now=workflow.now(), outbox=self._take_outbox()),
+            result_type=ModelStepResult, start_to_close_timeout=_MODEL_TIMEOUT,
+            retry_policy=_RETRY)
+        if result.packet is not None:
+            self._emit(ev.ContextPacketBuilt, step=step,
+                       **result.packet.model_dump(exclude={"citable_ids"}))
+        if result.tokens_used:
+            self._emit(ev.BudgetCharged, tokens=result.tokens_used, reason=f"model:{step}")
+        if result.insufficient_context is not None:
+            self._emit(ev.RunFailed, reason_code="insufficient_context",
+                       message=result.insufficient_context)
+            return
+        decision = result.decision
+        if decision is None:
+            self._emit(ev.DecisionRejected, step=step, reason_code="malformed_model_output",
+                       detail=result.rejection or "no decision")
+            return
+        citable = result.packet.citable_ids if result.packet else ()
+        problem = check_decision(step, decision, self._state, citable)
+        if problem is not None:
+            self._emit(ev.DecisionRejected, step=step, reason_code=problem.reason_code,
+                       detail=problem.detail, option=decision.type)
+            return
+        self._emit(ev.DecisionRecorded, step=step, decision=decision,
+                   model_profile=self._manifest_().model.name)
+        if isinstance(decision, CallTool):
+            await self._govern(step, decision.proposal)
+        elif isinstance(decision, Answer) and decision.proposed_next_action is None:
+            self._emit(ev.RunCompleted, answer=decision.answer,
+                       cited_source_ids=decision.supporting_source_ids,
+                       claimed_operation_ids=decision.claimed_operation_ids)
+
+    async def _act_on_proposal(self) -> None:
+        proposal = self._state.proposed_action
+        if proposal is None:  # defensive: the fold never leaves "acting" without a proposal
+            raise ApplicationError("acting phase without a proposal", non_retryable=True)
+        await self._govern(self._state.current_step or "", proposal)
+
+    # ----------------------------------------------------------- governance
+    async def _govern(self, step: str, proposal: ToolCallProposal) -> None:
+        operation_id = f"op_{self._state.last_seq + 1}"
+        verdict = self._authorize(step, proposal, operation_id)
+        if verdict.kind == "needs_approval":
+            granted = await self._await_approval(operation_id, verdict.proposal,
+                                                 verdict.proposal_digest)
+            if not granted:
+                return
+            verdict = self._authorize(step, proposal, operation_id)  # re-checked at dispatch
+        if isinstance(verdict, Deny):
+            self._record_denial(step, proposal, operation_id, verdict)
+        elif isinstance(verdict, Allow):
+            await self._execute(operation_id, verdict)
+        else:
+            raise ApplicationError("approval granted but still required", non_retryable=True)
+
+    def _authorize(self, step: str, proposal: ToolCallProposal, operation_id: str
+                   ) -> Authorization:
+        return authorize(proposal, self._state, self._manifest_(), self._principal(),
+                         workflow.now(), contracts=contracts_for(self._work_order().pack),
+                         step=step, operation_id=operation_id)
+
+    def _record_denial(self, step: str, proposal: ToolCallProposal, operation_id: str,
+                       denial: Deny) -> None:
+        if denial.protocol_error:
+            self._emit(ev.DecisionRejected, step=step, reason_code=denial.reason_code,
+                       detail=denial.detail, option=proposal.tool)
+        else:
+            self._emit(ev.ToolCallDenied, operation_id=operation_id, tool=proposal.tool,
+                       reason_code=denial.reason_code, detail=denial.detail)
+
+    async def _await_approval(self, operation_id: str, proposal: ToolCallProposal,
+                              digest: str) -> bool:
+        approval_id = f"apr_{self._state.last_seq + 1}"
+        ttl = timedelta(seconds=self._manifest_().approval_ttl_seconds)
+        self._emit(ev.ApprovalRequested, approval_id=approval_id, operation_id=operation_id,
+                   proposal=proposal, proposal_digest=digest,
+                   requested_by=self._principal().user_id, approver_role="approver",
+                   expires_at=workflow.now() + ttl)
+        await self._flush()  # the approvals inbox must show the request while we wait
+        try:
+            await workflow.wait_condition(
+                lambda: approval_id not in self._state.pending_approvals, timeout=ttl)
+        except TimeoutError:
+            self._emit(ev.ApprovalExpired, approval_id=approval_id)
+        outcome = self._state.approvals[approval_id]
+        return outcome.decision == "granted"
+
+    # ------------------------------------------------------------- effects
+    async def _execute(self, operation_id: str, allow: Allow) -> None:
+        self._emit(ev.ToolCallAuthorised, operation_id=operation_id, tool=allow.tool,
+                   tool_version=allow.tool_version, arguments=allow.arguments,
+                   arguments_digest=allow.arguments_digest,
+                   idempotency_key=allow.idempotency_key, approval_id=allow.approval_id)
+        contract = contracts_for(self._work_order().pack)[allow.tool]
+        call = ToolStepInput(run_id=self._state.run_id, pack=self._work_order().pack,
+                             operation_id=operation_id,
+                             tool=allow.tool, arguments=allow.arguments,
+                             idempotency_key=allow.idempotency_key,
+                             principal=self._principal(), now=workflow.now(),
+                             outbox=self._take_outbox())
+        try:
+            receipt = await workflow.execute_activity(
+                "execute_tool", call, result_type=Receipt,
+                start_to_close_timeout=timedelta(seconds=contract.timeout_seconds),
+                retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=200),
+                                         maximum_attempts=contract.max_attempts))
+        except ActivityError as exc:
+            receipt = await self._reconcile(call, exc)
+        self._record_receipt(receipt)
+
+    async def _reconcile(self, call: ToolStepInput, exc: ActivityError) -> Receipt:
+        """Outcome unknown: record it as in doubt, then ask the system of record."""
+        doubt = Receipt(operation_id=call.operation_id, tool=call.tool, tool_version="",
+                        status="in_doubt", idempotency_key=call.idempotency_key,
+                        error_code="outcome_unknown", error_message=str(exc.cause or exc),
+                        observed_at=workflow.now())
+        self._emit(ev.ToolReceiptRecorded, receipt=doubt)
+        return await workflow.execute_activity(
+            "reconcile_tool", call.model_copy(update={"outbox": self._take_outbox(),
+                                                      "now": workflow.now()}),
+            result_type=Receipt, start_to_close_timeout=_MODEL_TIMEOUT, retry_policy=_RETRY)
+
+    def _record_receipt(self, receipt: Receipt) -> None:
+        self._emit(ev.ToolReceiptRecorded, receipt=receipt)
+        for passage in receipt.evidence:
+            self._emit(ev.EvidenceRecorded, operation_id=receipt.operation_id,
+                       **passage.model_dump(exclude={"score"}))
+        if receipt.status == "failed":
+            self._emit(ev.ErrorRecorded, error_id=f"err_{self._state.last_seq + 1}",
+                       code=receipt.error_code or "tool_failed",
+                       message=receipt.error_message or "", operation_id=receipt.operation_id)
+
+    # ----------------------------------------------------------- approvals
+    @workflow.update
+    async def decide_approval(self, decision: ApprovalDecision) -> ApprovalResult:
+        refusal = check_approval_decision(self._state, decision.approval_id, decision.approver,
+                                          decision.proposal_digest, workflow.now())
+        if refusal is not None:
+            self._emit(ev.ApprovalAttemptRefused, approval_id=decision.approval_id,
+                       attempted_by=decision.approver.user_id,
+                       reason_code=refusal.reason_code, detail=refusal.detail)
+            raise ApplicationError(refusal.detail, type=refusal.reason_code, non_retryable=True)
+        if decision.approve:
+            self._emit(ev.ApprovalGranted, approval_id=decision.approval_id,
+                       approver=decision.approver.user_id,
+                       proposal_digest=decision.proposal_digest)
+        else:
+            self._emit(ev.ApprovalRejected, approval_id=decision.approval_id,
+                       approver=decision.approver.user_id, reason=decision.reason)
+        return ApprovalResult(approval_id=decision.approval_id,
+                              decision="granted" if decision.approve else "rejected")
+
+    @decide_approval.validator
+    def _known_approval(self, decision: ApprovalDecision) -> None:
+        # Unknown ids are refused before they touch history; policy refusals are recorded.
+        if decision.approval_id not in self._state.pending_approvals and \
+                decision.approval_id not in self._state.approvals:
+            raise ValueError(f"no approval {decision.approval_id} in run {self._state.run_id}")
+
+    @workflow.query
+    def state(self) -> WorkingState:
+        return self._state
+
+    # ------------------------------------------------------------- helpers
+    def _emit(self, kind: type[ev.Envelope], **fields: Any) -> None:
+        event = kind(run_id=self._state.run_id or workflow.info().workflow_id,
+                     seq=self._state.last_seq + 1, recorded_at=workflow.now(),
+                     manifest_hash=self._manifest_hash, **fields)
+        self._state = evolve(self._state, event)  # type: ignore[arg-type]
+        self._outbox.append(event)  # type: ignore[arg-type]
+
+    def _take_outbox(self) -> list[ev.RunEvent]:
+        taken, self._outbox = self._outbox, []
+        return taken
+
+    async def _flush(self) -> None:
+        if self._outbox:
+            await workflow.execute_local_activity(
+                "append_events", AppendInput(events=self._outbox),
+                start_to_close_timeout=timedelta(seconds=30), retry_policy=_RETRY)
+            self._outbox = []
+
+    def _within_budget(self) -> bool:
+        state, reason = self._state, None
+        if state.remaining_steps() <= 0:
+            reason = "steps"
+        elif state.remaining_tokens() <= 0:
+            reason = "tokens"
+        elif state.started_at is not None and (workflow.now() - state.started_at) > \
+                timedelta(seconds=state.budget.wall_seconds):
+            reason = "wall_seconds"
+        if reason is None:
+            return True
+        self._emit(ev.RunFailed, reason_code="budget_exhausted",
+                   message=f"the run's {reason} budget is used up")
+        return False
+
+    def _final_answer(self) -> str | None:
+        answer = self._state.last_answer
+        return answer.answer if answer is not None and self._state.status == "completed" else None
+
+    def _manifest_(self) -> ExecutionManifest:
+        assert self._manifest is not None
+        return self._manifest
+
+    def _work_order(self) -> WorkOrder:
+        assert self._state.work_order is not None
+        return self._state.work_order
+
+    def _principal(self) -> Principal:
+        return self._work_order().principal
