@@ -66,3 +66,7 @@ async def decide(client: Client, run_id: str, approval_id: str, approver: Princi
     except WorkflowUpdateFailedError as exc:
         cause = exc.cause
         raise Refused(f"approval refused: {getattr(cause, 'message', cause)}") from None
+    except RPCError as exc:
+        if "already completed" in exc.message:
+            raise Refused(f"run {run_id} has already ended; its approvals are closed") from None
+        raise

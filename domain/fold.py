@@ -8,7 +8,7 @@ once at the end, so folding n events costs O(n) rather than O(n) copies of a gro
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, assert_never
+from typing import Any, Literal, assert_never
 
 from domain.canonical import sha256_hex
 from domain.errors import EventAfterEnd, ForeignEvent, InconsistentEvent, OutOfOrderEvent
@@ -207,7 +207,7 @@ def _apply(d: _Draft, event: RunEvent) -> None:
 
 def _apply_decision(d: _Draft, event: DecisionRecorded) -> None:
     decision = event.decision
-    summary = decision.type
+    summary: str = decision.type
     if decision.type == "call_tool":
         summary = f"call {decision.proposal.tool}"
     elif decision.type == "proceed_to_answer":
@@ -281,11 +281,12 @@ def _apply_approval_decision(
         raise InconsistentEvent(f"approval {event.approval_id} is not pending")
     if isinstance(event, ApprovalGranted) and event.proposal_digest != pending.proposal_digest:
         raise InconsistentEvent(f"approval {event.approval_id} granted for another proposal")
-    decision = {"approval_granted": "granted", "approval_rejected": "rejected",
-                "approval_expired": "expired"}[event.kind]
+    decision: Literal["granted", "rejected", "expired"] = (
+        "granted" if event.kind == "approval_granted"
+        else "rejected" if event.kind == "approval_rejected" else "expired")
     f["approvals"][event.approval_id] = ApprovalOutcome(
         approval_id=event.approval_id, operation_id=pending.operation_id,
-        proposal_digest=pending.proposal_digest, decision=decision,  # type: ignore[arg-type]
+        proposal_digest=pending.proposal_digest, decision=decision,
         decided_by=getattr(event, "approver", None), reason=getattr(event, "reason", ""),
         expires_at=pending.expires_at)
     if decision != "granted":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import field_serializer
+
 from domain._model import Frozen
 
 APPROVER_ROLE = "approver"
@@ -19,6 +21,11 @@ class Principal(Frozen):
     roles: frozenset[str] = frozenset()
     scopes: frozenset[str] = frozenset()
     display_name: str = ""
+
+    @field_serializer("roles", "scopes")
+    def _sorted(self, values: frozenset[str]) -> list[str]:
+        # Set order depends on the hash seed; digests over a principal must not.
+        return sorted(values)
 
     def has_role(self, role: str) -> bool:
         return role in self.roles

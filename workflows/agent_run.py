@@ -215,10 +215,11 @@ class AgentRunWorkflow:
                         error_code="outcome_unknown", error_message=str(exc.cause or exc),
                         observed_at=workflow.now())
         self._emit(ev.ToolReceiptRecorded, receipt=doubt)
-        return await workflow.execute_activity(
+        receipt: Receipt = await workflow.execute_activity(
             "reconcile_tool", call.model_copy(update={"outbox": self._take_outbox(),
                                                       "now": workflow.now()}),
             result_type=Receipt, start_to_close_timeout=_MODEL_TIMEOUT, retry_policy=_RETRY)
+        return receipt
 
     def _record_receipt(self, receipt: Receipt) -> None:
         self._emit(ev.ToolReceiptRecorded, receipt=receipt)
