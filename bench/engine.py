@@ -19,8 +19,9 @@ from datetime import timedelta
 
 from temporalio import activity, workflow
 from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from agentledger.app import Runtime
+from agentledger.app import PASSTHROUGH, Runtime
 from bench._stack import embedded_stack
 
 STEPS = 20
@@ -37,20 +38,23 @@ class FloorWorkflow:
     async def run(self, steps: int) -> int:
         for i in range(steps):
             for _ in range(2):  # model call + tool call
-                await workflow.execute_activity(noop_activity, i,
-                                                start_to_close_timeout=timedelta(seconds=10))
+                await workflow.execute_activity(
+                    noop_activity, i, start_to_close_timeout=timedelta(seconds=10)
+                )
         return steps
 
 
 async def _floor(client, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
     queue = f"floor-{uuid.uuid4().hex[:6]}"
     timings = []
-    async with Worker(client, task_queue=queue, workflows=[FloorWorkflow],
-                      activities=[noop_activity]):
+    async with Worker(
+        client, task_queue=queue, workflows=[FloorWorkflow], activities=[noop_activity]
+    ):
         for _ in range(runs + 1):
             started = time.perf_counter()
-            await client.execute_workflow(FloorWorkflow.run, STEPS, id=f"floor-{uuid.uuid4()}",
-                                          task_queue=queue)
+            await client.execute_workflow(
+                FloorWorkflow.run, STEPS, id=f"floor-{uuid.uuid4()}", task_queue=queue
+            )
             timings.append((time.perf_counter() - started) * 1000 / STEPS)
     return timings[1:]  # the first run warms caches and connections
 
@@ -83,9 +87,13 @@ async def main(runs: int) -> dict[str, float]:
     print(f"{'':24}{'ms/step (median of ' + str(runs) + ')':>26}")
     print(f"{'floor (2 no-op acts)':24}{floor_ms:>26.2f}")
     print(f"{'agentledger step':24}{step_ms:>26.2f}")
-    result = {"floor_ms_per_step": round(floor_ms, 2), "step_ms": round(step_ms, 2),
-              "step_vs_floor": round(step_ms / floor_ms, 3), "steps_per_run": STEPS,
-              "runs": runs}
+    result = {
+        "floor_ms_per_step": round(floor_ms, 2),
+        "step_ms": round(step_ms, 2),
+        "step_vs_floor": round(step_ms / floor_ms, 3),
+        "steps_per_run": STEPS,
+        "runs": runs,
+    }
     print(json.dumps(result))
     return result
 

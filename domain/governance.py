@@ -184,17 +184,22 @@ def _with_approval(
 ) -> Allow | Deny | NeedsApproval:
     proposal = ToolCallProposal(tool=contract.name, arguments=arguments)
     bound_to = proposal_digest(proposal, manifest.hash, manifest.policy_version)
-    for approval in state.approvals.values():
-        if approval.proposal_digest != bound_to or approval.decision != "granted":
-            continue
-        if approval.used:
-            continue  # single use: a spent grant never authorises a second call
-        if approval.expires_at <= now:
-            return Deny(reason_code="approval_expired",
-                        detail=f"approval {approval.approval_id} expired before dispatch")
-        return Allow(tool=contract.name, tool_version=contract.version, arguments=arguments,
-                     arguments_digest=digest, idempotency_key=key,
-                     approval_id=approval.approval_id)
+    same = [a for a in state.approvals.values() if a.proposal_digest == bound_to]
+    for approval in same:
+        if approval.decision == "rejected":
+            return Deny(reason_code="approval_previously_rejected",
+                        detail=f"{approval.decided_by} rejected this exact proposal "
+                        f"({approval.approval_id}): {approval.reason or 'no reason given'}")
+    # Single use: a spent grant never authorises a second call.
+    usable = [a for a in same if a.decision == "granted" and not a.used]
+    for approval in usable:
+        if approval.expires_at > now:
+            return Allow(tool=contract.name, tool_version=contract.version, arguments=arguments,
+                         arguments_digest=digest, idempotency_key=key,
+                         approval_id=approval.approval_id)
+    if usable:
+        return Deny(reason_code="approval_expired",
+                    detail=f"approval {usable[0].approval_id} expired before dispatch")
     return NeedsApproval(proposal=proposal, proposal_digest=bound_to)
 
 

@@ -125,6 +125,7 @@ DRAFT_ANSWER = StepProfile(
         "pending_approvals",
         "unresolved_errors",
         "proposed_action",
+        "rejected_options",
     ),
     proposable_actions=("create_refund", "send_customer_message"),
     output_schema="answer",

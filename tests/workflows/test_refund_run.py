@@ -121,6 +121,7 @@ async def test_a_rejected_approval_ends_with_an_answer_and_no_refund(harness: Ha
                          reason="customer already got a voucher")
     events = await harness.finish(run_id)
 
+    assert kinds(events).count("approval_requested") == 1  # a rejected proposal is not re-asked
     assert "approval_rejected" in kinds(events)
     assert "tool_call_authorised" in kinds(events)  # the reads, never the refund
     assert refund_rows(harness) == 0

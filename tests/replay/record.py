@@ -1,0 +1,47 @@
+"""Record the checked-in workflow histories replayed by ``test_replay.py``.
+
+    .venv/bin/python -m tests.replay.record
+
+Run it when a workflow's behaviour changes on purpose (behind ``workflow.patched``), and keep the
+old histories: they prove that runs started by older code still replay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from agentledger import client_ops
+from bench._stack import embedded_stack
+from packs import get_pack
+
+HISTORIES = Path(__file__).with_name("histories")
+REQUEST = "Can I get a refund for order ord_4821? It arrived late."
+
+
+async def _record(name: str, approve: bool) -> None:
+    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+        principal = stack.runtime.ledger.get_principal("usr_73")
+        approver = stack.runtime.ledger.get_principal("ops_lead_1")
+        assert principal is not None and approver is not None
+        order = get_pack("support").make_work_order(REQUEST, principal)
+        handle = await client_ops.start_run(stack.client, stack.settings.task_queue, order,
+                                            run_id=f"replay-{name}")
+        state = await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
+        for approval_id in state.pending_approvals:
+            await client_ops.decide(stack.client, handle.id, approval_id, approver,
+                                    approve=approve, reason="" if approve else "not today")
+        await handle.result()
+        history = await handle.fetch_history()
+        (HISTORIES / f"{name}.json").write_text(history.to_json())
+        print(f"recorded {name}: {len(history.events)} history events")
+
+
+async def main() -> None:
+    HISTORIES.mkdir(exist_ok=True)
+    await _record("refund_approved", approve=True)
+    await _record("refund_rejected", approve=False)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
