@@ -1,0 +1,105 @@
+"""The CLI as a newcomer meets it: the embedded demo twice, then bad input of every kind."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CLI = [sys.executable, "-m", "agentledger.cli"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def embedded_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    data_dir = tmp_path_factory.mktemp("embedded")
+    env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(data_dir),
+           "AGENTLEDGER_TEMPORAL_PORT": str(_free_port()),
+           "AGENTLEDGER_UI_PORT": str(_free_port())}
+    env.pop("AGENTLEDGER_DATABASE_URL", None)
+    env.pop("AGENTLEDGER_TEMPORAL_ADDRESS", None)
+    yield env
+    subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
+
+
+def cli(env: dict[str, str], *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_the_demo_refunds_once_and_a_rerun_reuses_server_and_data(
+    embedded_env: dict[str, str],
+) -> None:
+    first = cli(embedded_env, "demo")
+    assert first.returncode == 0, first.stderr
+    assert "Temporal dev server started" in first.stdout
+    assert "approving as ops_lead_1" in first.stdout
+    assert "Sources: returns-2026-08#late-delivery" in first.stdout
+    assert "has been created" in first.stdout
+
+    second = cli(embedded_env, "demo")
+    assert second.returncode == 0, second.stderr
+    assert "Temporal dev server reusing" in second.stdout
+    assert "already been refunded" in second.stdout
+    assert "approval_requested" not in second.stdout
+
+    listed = cli(embedded_env, "show", "--list")
+    assert listed.returncode == 0 and listed.stdout.count("completed") == 2
+
+
+def test_show_prints_packets_with_sections_and_omissions(embedded_env: dict[str, str]) -> None:
+    run_id = cli(embedded_env, "show", "--list").stdout.split()[0]
+    shown = cli(embedded_env, "show", run_id, "--packets")
+    assert shown.returncode == 0, shown.stderr
+    assert "[instructions/" in shown.stdout and "cache key" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "exit_code", "message"),
+    [
+        (("show", "run_missing"), 4, "no run run_missing"),
+        (("approve", "run_missing", "apr_1", "--as", "ops_lead_1"), 4, "no run run_missing"),
+        (("approve", "run_missing", "apr_1", "--as", "nobody"), 4, "unknown principal"),
+        (("run", "nopack", "hello", "--user", "usr_73"), 2, "unknown pack"),
+    ],
+)
+def test_bad_input_gets_one_line_and_a_nonzero_exit(
+    embedded_env: dict[str, str], args: tuple[str, ...], exit_code: int, message: str
+) -> None:
+    result = cli(embedded_env, *args)
+    assert result.returncode == exit_code, (result.stdout, result.stderr)
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_unreachable_database_is_one_clear_line(tmp_path: Path) -> None:
+    env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(tmp_path)}
+    result = cli(env, "--database-url", "postgresql+psycopg://nobody@127.0.0.1:1/none",
+                 "show", "--list", timeout=60)
+    assert result.returncode == 3
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_unreachable_temporal_server_is_one_clear_line(tmp_path: Path) -> None:
+    env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(tmp_path)}
+    result = cli(env, "--temporal-address", "127.0.0.1:1", "run", "support", "hello",
+                 "--user", "usr_73", timeout=90)
+    assert result.returncode == 3, result.stderr
+    assert "cannot reach Temporal at 127.0.0.1:1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_malformed_arguments_exit_with_usage() -> None:
+    result = subprocess.run([*CLI, "approve"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "usage:" in result.stderr
