@@ -29,8 +29,16 @@ class NoopOut(BaseModel):
     i: int
 
 
-NOOP = ToolContract(name="noop", version="1", description="does nothing", input_model=NoopArgs,
-                    output_model=NoopOut, scope="read", risk="low", required_scope="bench")
+NOOP = ToolContract(
+    name="noop",
+    version="1",
+    description="does nothing",
+    input_model=NoopArgs,
+    output_model=NoopOut,
+    scope="read",
+    risk="low",
+    required_scope="bench",
+)
 
 
 @dataclass(frozen=True)
@@ -64,26 +72,45 @@ class LoopModel:
 
 STEPS = 20
 _choose = SUPPORT_STEP_PROFILES["choose_next_action"].model_copy(
-    update={"allowed_tools": ("noop",)})
+    update={"allowed_tools": ("noop",)}
+)
 _answer = SUPPORT_STEP_PROFILES["draft_answer"].model_copy(
-    update={"proposable_actions": (), "conditional_kinds": ()})
+    update={"proposable_actions": (), "conditional_kinds": ()}
+)
 PROFILE = AgentProfile(
-    profile_id="bench-loop", agent_version="bench-1",
+    profile_id="bench-loop",
+    agent_version="bench-1",
     instructions=(Instruction(id="instr:loop", text="Call noop until told to stop."),),
     model=ModelProfile(name="loop", provider="loop", model="loop", settings={"steps": STEPS}),
     tool_grants=(ToolGrant.of(NOOP, ["choose_next_action"]),),
-    step_profiles=(_choose, _answer), token_budget=EXAMPLE_BUDGET, policy_bundle="none",
-    budgets=Budget(steps=STEPS + 5, tool_calls=STEPS + 1, tokens=10_000_000))
+    step_profiles=(_choose, _answer),
+    token_budget=EXAMPLE_BUDGET,
+    policy_bundle="none",
+    budgets=Budget(steps=STEPS + 5, tool_calls=STEPS + 1, tokens=10_000_000),
+)
 
 BENCH_PRINCIPAL = Principal(user_id="bench", tenant_id="bench", scopes=frozenset({"bench"}))
 
 
 def make_work_order(request: str, principal: Principal) -> WorkOrder:
-    return WorkOrder(objective="loop", request_text=request, principal=principal, pack="bench",
-                     agent_profile_id=PROFILE.profile_id, budget=PROFILE.budgets)
+    return WorkOrder(
+        objective="loop",
+        request_text=request,
+        principal=principal,
+        pack="bench",
+        agent_profile_id=PROFILE.profile_id,
+        budget=PROFILE.budgets,
+    )
 
 
-PACK = Pack(name="bench", profile=PROFILE, tools={"noop": Noop()}, principals=(BENCH_PRINCIPAL,),
-            models={"loop": LoopModel()}, install=lambda engine: None,
-            seed=lambda engine: False, make_work_order=make_work_order,
-            policy_version=lambda engine: "none")
+PACK = Pack(
+    name="bench",
+    profile=PROFILE,
+    tools={"noop": Noop()},
+    principals=(BENCH_PRINCIPAL,),
+    models={"loop": LoopModel()},
+    install=lambda engine: None,
+    seed=lambda engine: False,
+    make_work_order=make_work_order,
+    policy_version=lambda engine: "none",
+)

@@ -36,9 +36,12 @@ async def embedded_stack(database_url: str | None = None) -> AsyncIterator[Stack
         data_dir = Path(tmp)
         server = ensure_dev_server(data_dir, port=free_port(), ui_port=None)
         try:
-            settings = Settings(data_dir=data_dir, database_url=database_url,
-                                temporal_address=server.address,
-                                task_queue=f"bench-{uuid.uuid4().hex[:8]}")
+            settings = Settings(
+                data_dir=data_dir,
+                database_url=database_url,
+                temporal_address=server.address,
+                task_queue=f"bench-{uuid.uuid4().hex[:8]}",
+            )
             runtime = Runtime.open(settings)
             runtime.seed()
             yield Stack(settings, await connect(settings), runtime)

@@ -28,8 +28,13 @@ _FALLBACK_USERS = ("postgres", "root")
 
 def _libpq_conninfo(url: URL) -> str:
     return psycopg.conninfo.make_conninfo(
-        host=url.host or "127.0.0.1", port=url.port or 5432, user=url.username,
-        password=url.password, dbname=url.database or "postgres", connect_timeout=3)
+        host=url.host or "127.0.0.1",
+        port=url.port or 5432,
+        user=url.username,
+        password=url.password,
+        dbname=url.database or "postgres",
+        connect_timeout=3,
+    )
 
 
 def _find_postgres() -> tuple[URL | None, str]:
@@ -43,8 +48,9 @@ def _find_postgres() -> tuple[URL | None, str]:
             with psycopg.connect(_libpq_conninfo(url), autocommit=True):
                 return url, ""
         except psycopg.Error as exc:
-            errors.append(f"{url.render_as_string(hide_password=True)}: "
-                          f"{str(exc).strip().splitlines()[0]}")
+            errors.append(
+                f"{url.render_as_string(hide_password=True)}: {str(exc).strip().splitlines()[0]}"
+            )
     return None, "PostgreSQL not reachable: " + "; ".join(errors)
 
 
@@ -70,13 +76,17 @@ def postgres_database(postgres_server: URL) -> Iterator[str]:
         yield postgres_server.set(database=name).render_as_string(hide_password=False)
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                         .format(sql.Identifier(name)))
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
 @pytest.fixture(
-    params=[pytest.param("sqlite", id="sqlite"),
-            pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)])
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh database URL, once per backend."""
     if request.param == "sqlite":

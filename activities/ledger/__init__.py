@@ -1,0 +1,34 @@
+"""The SQLAlchemy ledger: run events, content-addressed stores and read models.
+
+``Ledger.open(url)`` works on SQLite (embedded default) and PostgreSQL (psycopg 3) alike; the
+contract suite in ``tests/contract`` runs against both.
+"""
+
+from activities.ledger._base import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_EVENT_BYTES
+from activities.ledger._errors import (
+    LedgerConflict,
+    LedgerError,
+    LedgerUnavailable,
+    PayloadRejected,
+    PayloadTooLarge,
+)
+from activities.ledger._migrate import upgrade
+from activities.ledger._rows import ApprovalRow, ApprovalStatus, ReceiptRow, RunRow, RunStatus
+from activities.ledger._store import Ledger
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_EVENT_BYTES",
+    "ApprovalRow",
+    "ApprovalStatus",
+    "Ledger",
+    "LedgerConflict",
+    "LedgerError",
+    "LedgerUnavailable",
+    "PayloadRejected",
+    "PayloadTooLarge",
+    "ReceiptRow",
+    "RunRow",
+    "RunStatus",
+    "upgrade",
+]

@@ -1,0 +1,60 @@
+"""Errors the ledger raises. Everything else from the database is a bug and propagates as is::
+
+    LedgerError
+     ├── LedgerConflict       another payload is already stored at (run_id, seq)
+     ├── PayloadRejected      a payload the ledger refuses to store (nothing was written)
+     │    └── PayloadTooLarge the encoded payload exceeds the configured limit
+     └── LedgerUnavailable    the database cannot be reached or stayed busy; retrying may succeed
+
+``LedgerConflict`` and ``PayloadRejected`` are deterministic: retrying the same call fails the
+same way. ``LedgerUnavailable`` is transient.
+"""
+
+from __future__ import annotations
+
+
+class LedgerError(Exception):
+    """Base of every error the ledger raises. ``code`` is stable and machine-readable."""
+
+    code = "ledger_error"
+
+
+class LedgerConflict(LedgerError):
+    """A different event is already stored at ``(run_id, seq)``: someone else appended first."""
+
+    code = "ledger_conflict"
+
+    def __init__(self, run_id: str, seq: int, detail: str = "") -> None:
+        self.run_id = run_id
+        self.seq = seq
+        self.detail = detail
+        message = f"run {run_id} already has a different event at seq {seq}"
+        super().__init__(f"{message}: {detail}" if detail else message)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Keep the error picklable across process boundaries despite the custom signature.
+        return (type(self), (self.run_id, self.seq, self.detail))
+
+
+class PayloadRejected(LedgerError):
+    code = "payload_rejected"
+
+
+class PayloadTooLarge(PayloadRejected):
+    code = "payload_too_large"
+
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        self.what = what
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"{what} encodes to {size:,} bytes, over the ledger limit of {limit:,}; "
+            "store large content by hash (tool output, packet) and reference it from the event"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.what, self.size, self.limit))
+
+
+class LedgerUnavailable(LedgerError):
+    code = "ledger_unavailable"

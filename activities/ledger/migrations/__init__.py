@@ -1,0 +1,1 @@
+"""Alembic environment for the ledger schema; run through ``activities.ledger.upgrade``."""

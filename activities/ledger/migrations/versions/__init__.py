@@ -1,0 +1,1 @@
+"""Ledger schema revisions. Each one is a frozen snapshot: never import the live tables here."""

@@ -1,0 +1,103 @@
+"""Stored events of older schema versions load as today's models."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from domain.events import EVENT_ADAPTER, SCHEMA_VERSION, ApprovalGranted, RunFailed
+from domain.upcasting import UnsupportedSchemaVersion, registered, upcast, upcaster
+
+ENVELOPE = {
+    "run_id": "run-1",
+    "recorded_at": "2026-08-24T14:00:00Z",
+    "manifest_hash": "sha256:" + "5e" * 32,
+}
+
+
+def test_a_v0_run_failed_loads_as_the_current_model() -> None:
+    stored = {
+        **ENVELOPE,
+        "seq": 9,
+        "kind": "run_failed",
+        "error": "budget_exhausted: no steps left",
+    }
+
+    event = EVENT_ADAPTER.validate_python(upcast(stored))
+
+    assert isinstance(event, RunFailed)
+    assert (event.reason_code, event.message) == ("budget_exhausted", "no steps left")
+    assert event.schema_version == SCHEMA_VERSION
+
+
+def test_a_v0_error_without_a_code_keeps_its_text_as_the_message() -> None:
+    stored = {**ENVELOPE, "seq": 9, "kind": "run_failed", "error": "worker lost"}
+
+    event = EVENT_ADAPTER.validate_python(upcast(stored))
+
+    assert isinstance(event, RunFailed)
+    assert (event.reason_code, event.message) == ("unknown", "worker lost")
+
+
+def test_a_v0_approval_granted_renames_approved_by_to_approver() -> None:
+    stored = {
+        **ENVELOPE,
+        "seq": 4,
+        "kind": "approval_granted",
+        "approval_id": "appr_1",
+        "approved_by": "mgr_1",
+        "proposal_digest": "sha256:" + "ab" * 32,
+    }
+
+    event = EVENT_ADAPTER.validate_python(upcast(stored))
+
+    assert isinstance(event, ApprovalGranted)
+    assert event.approver == "mgr_1"
+
+
+def test_kinds_whose_shape_did_not_change_only_move_their_version_on() -> None:
+    stored = {**ENVELOPE, "seq": 2, "kind": "step_started", "step": "choose_next_action"}
+
+    assert upcast(stored) == {**stored, "schema_version": SCHEMA_VERSION}
+
+
+def test_a_current_payload_comes_back_untouched_and_uncopied() -> None:
+    current = {
+        **ENVELOPE,
+        "seq": 2,
+        "kind": "step_started",
+        "step": "draft_answer",
+        "schema_version": SCHEMA_VERSION,
+    }
+
+    assert upcast(current) is current
+
+
+def test_upcasting_never_mutates_the_stored_payload() -> None:
+    stored = {**ENVELOPE, "seq": 9, "kind": "run_failed", "error": "x: y"}
+    before = copy.deepcopy(stored)
+
+    upcast(stored)
+
+    assert stored == before
+
+
+@pytest.mark.parametrize("version", [SCHEMA_VERSION + 1, -1, "1"])
+def test_an_unknown_version_is_a_typed_error(version: object) -> None:
+    stored = {**ENVELOPE, "seq": 2, "kind": "step_started", "step": "x", "schema_version": version}
+
+    with pytest.raises(UnsupportedSchemaVersion, match="schema_version"):
+        upcast(stored)
+
+
+def test_registering_the_same_step_twice_is_refused() -> None:
+    assert ("run_failed", 0) in registered()
+
+    with pytest.raises(ValueError, match="already registered"):
+        upcaster("run_failed", 0)(lambda payload: payload)
+
+
+def test_an_upcaster_cannot_target_the_current_version() -> None:
+    with pytest.raises(ValueError, match="not below SCHEMA_VERSION"):
+        upcaster("step_started", SCHEMA_VERSION)(lambda payload: payload)
