@@ -52,8 +52,7 @@ class ModelStepResult(_Message):
     """Either a parsed decision, a rejection of the model's output, or a refusal to build."""
 
     packet: PacketSummary | None = None
-    decision: CallTool | ProceedToAnswer | Answer | None = Field(default=None,
-                                                                 discriminator="type")
+    decision: CallTool | ProceedToAnswer | Answer | None = Field(default=None, discriminator="type")
     rejection: str | None = None
     insufficient_context: str | None = None
     tokens_used: int = 0

@@ -46,24 +46,36 @@ _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
 class RunActivities:
     """Activity implementations bound to one ledger and the installed packs and models."""
 
-    def __init__(self, ledger: Ledger, models: Mapping[str, ModelClient],
-                 packs: Callable[[str], Pack] = get_pack) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        models: Mapping[str, ModelClient],
+        packs: Callable[[str], Pack] = get_pack,
+    ) -> None:
         self._ledger = ledger
         self._models = models
         self._packs = packs
         self._manifests = lru_cache(maxsize=256)(self._load_manifest)
 
     def all(self) -> list[Callable[..., object]]:
-        return [self.prepare_run, self.model_step, self.execute_tool, self.reconcile_tool,
-                self.append_events]
+        return [
+            self.prepare_run,
+            self.model_step,
+            self.execute_tool,
+            self.reconcile_tool,
+            self.append_events,
+        ]
 
     @activity.defn(name="prepare_run")
     def prepare_run(self, params: PrepareRunInput) -> ExecutionManifest:
         pack = self._packs(params.work_order.pack)
         manifest = resolve_manifest(
-            pack.profile, attempt_id=f"{params.run_id}/{activity.info().workflow_run_id}",
+            pack.profile,
+            attempt_id=f"{params.run_id}/{activity.info().workflow_run_id}",
             work_order_digest=sha256_hex(params.work_order.model_dump(mode="json")),
-            memory_snapshot="none", policy_version=pack.policy_version(self._ledger.engine))
+            memory_snapshot="none",
+            policy_version=pack.policy_version(self._ledger.engine),
+        )
         self._ledger.put_manifest(manifest)
         return manifest
 
@@ -79,18 +91,22 @@ class RunActivities:
             packet = self._build_packet(params, manifest)
         except InsufficientContext as refusal:
             return ModelStepResult(insufficient_context=str(refusal))
-        self._ledger.put_packet(packet.packet_hash, params.run_id, params.step,
-                                packet.model_dump(mode="json"))
+        self._ledger.put_packet(
+            packet.packet_hash, params.run_id, params.step, packet.model_dump(mode="json")
+        )
         reply = self._models[manifest.model.provider].decide(packet, manifest.model)
         used = reply.usage.input_tokens + reply.usage.output_tokens or packet.total_tokens
         summary = _summary(packet)
         try:
             decision = _DECISION.validate_python(reply.output)
         except ValidationError as exc:
-            return ModelStepResult(packet=summary, tokens_used=used,
-                                   rejection=f"model output is not a valid decision: "
-                                   f"{exc.error_count()} error(s), first: "
-                                   f"{exc.errors()[0]['msg']}")
+            return ModelStepResult(
+                packet=summary,
+                tokens_used=used,
+                rejection=f"model output is not a valid decision: "
+                f"{exc.error_count()} error(s), first: "
+                f"{exc.errors()[0]['msg']}",
+            )
         return ModelStepResult(packet=summary, decision=decision, tokens_used=used)
 
     @activity.defn(name="execute_tool")
@@ -99,8 +115,9 @@ class RunActivities:
         tool, call = self._tool_call(params)
         # A write first asks the system of record whether this key already ran: a retry after
         # a crash returns the original receipt instead of acting twice.
-        output = tool.reconcile(self._ledger.engine, call) if tool.contract.scope == "write" \
-            else None
+        output = (
+            tool.reconcile(self._ledger.engine, call) if tool.contract.scope == "write" else None
+        )
         if output is None:
             output = tool.execute(self._ledger.engine, call)
         return self._receipt(params, tool, output)
@@ -111,10 +128,13 @@ class RunActivities:
         tool, call = self._tool_call(params)
         output = tool.reconcile(self._ledger.engine, call)
         if output is None:
-            output = ToolOutput(status="failed", output={"error": "not_executed"},
-                                error_code="not_executed",
-                                error_message="the system of record shows no effect for this "
-                                "operation; it did not happen")
+            output = ToolOutput(
+                status="failed",
+                output={"error": "not_executed"},
+                error_code="not_executed",
+                error_message="the system of record shows no effect for this "
+                "operation; it did not happen",
+            )
         return self._receipt(params, tool, output)
 
     # ------------------------------------------------------------------ helpers
@@ -125,61 +145,106 @@ class RunActivities:
         state = params.state
         assert state.work_order is not None
         pack = self._packs(state.work_order.pack)
-        candidates = [*candidates_from_state(state, _instructions(manifest, params), params.now),
-                      *_observations(state)]
-        definitions = {name: ToolDefinition.from_contract(c) for name, c in
-                       pack.contracts.items() if manifest.grant(name) is not None}
+        candidates = [
+            *candidates_from_state(state, _instructions(manifest, params), params.now),
+            *_observations(state),
+        ]
+        definitions = {
+            name: ToolDefinition.from_contract(c)
+            for name, c in pack.contracts.items()
+            if manifest.grant(name) is not None
+        }
         return build_context(
-            manifest.step(params.step), state.work_order.principal, state, candidates,
-            manifest.policy_version, manifest.token_budget, params.now,
+            manifest.step(params.step),
+            state.work_order.principal,
+            state,
+            candidates,
+            manifest.policy_version,
+            manifest.token_budget,
+            params.now,
             tool_definitions=definitions,
             model_settings_digest=sha256_hex(manifest.model.model_dump(mode="json")),
-            counter=counter_for_encoding(manifest.model.encoding))
+            counter=counter_for_encoding(manifest.model.encoding),
+        )
 
     def _tool_call(self, params: ToolStepInput) -> tuple[ToolImplementation, ToolCall]:
         pack = self._packs(params.pack)
         tool = pack.tools[params.tool]
         arguments = tool.contract.input_model.model_validate(params.arguments)
-        return tool, ToolCall(operation_id=params.operation_id, principal=params.principal,
-                              arguments=arguments, idempotency_key=params.idempotency_key,
-                              now=params.now)
+        return tool, ToolCall(
+            operation_id=params.operation_id,
+            principal=params.principal,
+            arguments=arguments,
+            idempotency_key=params.idempotency_key,
+            now=params.now,
+        )
 
-    def _receipt(self, params: ToolStepInput, tool: ToolImplementation,
-                 output: ToolOutput) -> Receipt:
+    def _receipt(
+        self, params: ToolStepInput, tool: ToolImplementation, output: ToolOutput
+    ) -> Receipt:
         contract = tool.contract
         output_hash = sha256_hex(output.output)
-        self._ledger.put_tool_output(output_hash, params.run_id, params.operation_id,
-                                     contract.name, output.output)
+        self._ledger.put_tool_output(
+            output_hash, params.run_id, params.operation_id, contract.name, output.output
+        )
         return Receipt(
-            operation_id=params.operation_id, tool=contract.name, tool_version=contract.version,
-            status=output.status, idempotency_key=params.idempotency_key,
-            receipt_id=output.receipt_id, facts=output.facts, resources=output.resources,
-            evidence=output.evidence, model_view=model_view(output.output, contract.model_view),
+            operation_id=params.operation_id,
+            tool=contract.name,
+            tool_version=contract.version,
+            status=output.status,
+            idempotency_key=params.idempotency_key,
+            receipt_id=output.receipt_id,
+            facts=output.facts,
+            resources=output.resources,
+            evidence=output.evidence,
+            model_view=model_view(output.output, contract.model_view),
             user_view=user_view(output.output, contract.summary_template, tool=contract.name),
-            output_hash=output_hash, error_code=output.error_code,
-            error_message=output.error_message, observed_at=params.now)
+            output_hash=output_hash,
+            error_code=output.error_code,
+            error_message=output.error_message,
+            observed_at=params.now,
+        )
 
 
 def _instructions(manifest: ExecutionManifest, params: ModelStepInput) -> list[ContextItem]:
-    return [ContextItem.make(id=i.id, kind="instruction", content=i.text,
-                             source=f"instructions@{manifest.instruction_bundle[:19]}",
-                             trust_level="instruction", created_at=params.now,
-                             required_for_step=(params.step,))
-            for i in manifest.instructions]
+    return [
+        ContextItem.make(
+            id=i.id,
+            kind="instruction",
+            content=i.text,
+            source=f"instructions@{manifest.instruction_bundle[:19]}",
+            trust_level="instruction",
+            created_at=params.now,
+            required_for_step=(params.step,),
+        )
+        for i in manifest.instructions
+    ]
 
 
 def _observations(state: WorkingState) -> list[ContextItem]:
     """The latest model view of each tool: observations, never instructions."""
-    return [ContextItem.make(id=f"obs:{o.operation_id}", kind="tool_result",
-                             content=o.model_view, source=f"tool:{o.tool}",
-                             trust_level="tool_observation", created_at=o.observed_at,
-                             title=f"{o.tool} result")
-            for o in state.observations.values()]
+    return [
+        ContextItem.make(
+            id=f"obs:{o.operation_id}",
+            kind="tool_result",
+            content=o.model_view,
+            source=f"tool:{o.tool}",
+            trust_level="tool_observation",
+            created_at=o.observed_at,
+            title=f"{o.tool} result",
+        )
+        for o in state.observations.values()
+    ]
 
 
 def _summary(packet: ContextPacket) -> PacketSummary:
     citable = set(packet.included_ids) | {item.source for item in packet.items()}
-    return PacketSummary(packet_hash=packet.packet_hash, cache_key=packet.cache_key,
-                         section_tokens=packet.section_tokens, total_tokens=packet.total_tokens,
-                         omission_count=len(packet.omissions), included_ids=packet.included_ids,
-                         citable_ids=tuple(sorted(citable)))
+    return PacketSummary(
+        packet_hash=packet.packet_hash,
+        cache_key=packet.cache_key,
+        section_tokens=packet.section_tokens,
+        total_tokens=packet.total_tokens,
+        omission_count=len(packet.omissions),
+        included_ids=packet.included_ids,
+        citable_ids=tuple(sorted(citable)),
+    )

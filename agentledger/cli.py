@@ -20,9 +20,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     parser.add_argument("--data-dir", type=Path, help="embedded stack data (AGENTLEDGER_DATA_DIR)")
     parser.add_argument("--database-url", help="ledger database (AGENTLEDGER_DATABASE_URL)")
-    parser.add_argument("--temporal-address",
-                        help="use this Temporal server instead of the embedded one "
-                        "(AGENTLEDGER_TEMPORAL_ADDRESS)")
+    parser.add_argument(
+        "--temporal-address",
+        help="use this Temporal server instead of the embedded one (AGENTLEDGER_TEMPORAL_ADDRESS)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="run the refund scenario end to end on the embedded stack")
@@ -55,9 +56,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    return from_environment().with_overrides(data_dir=args.data_dir,
-                                             database_url=args.database_url,
-                                             temporal_address=args.temporal_address)
+    return from_environment().with_overrides(
+        data_dir=args.data_dir,
+        database_url=args.database_url,
+        temporal_address=args.temporal_address,
+    )
 
 
 _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] = {
@@ -87,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # anything unforeseen still gets one line, not a traceback
         if args.debug:
             raise
-        print(f"agentledger: unexpected {type(exc).__name__}: {exc} (rerun with --debug)",
-              file=sys.stderr)
+        print(
+            f"agentledger: unexpected {type(exc).__name__}: {exc} (rerun with --debug)",
+            file=sys.stderr,
+        )
         return 1
 
 

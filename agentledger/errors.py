@@ -1,11 +1,11 @@
 """Errors the application shell reports to people: one line, what went wrong, what to do.
 
-    AgentLedgerError
-     ├── ConfigError          a flag or environment variable is invalid
-     ├── ServerUnavailable    the Temporal server cannot be reached or started
-     ├── DatabaseUnavailable  the ledger database cannot be reached
-     ├── NotFound             an unknown run, approval or principal
-     └── Refused              the runtime refused the request (e.g. an approval by the requester)
+AgentLedgerError
+ ├── ConfigError          a flag or environment variable is invalid
+ ├── ServerUnavailable    the Temporal server cannot be reached or started
+ ├── DatabaseUnavailable  the ledger database cannot be reached
+ ├── NotFound             an unknown run, approval or principal
+ └── Refused              the runtime refused the request (e.g. an approval by the requester)
 """
 
 from __future__ import annotations

@@ -16,8 +16,10 @@ def summarize(event: ev.RunEvent) -> str:
         case ev.StepStarted():
             return event.step
         case ev.ContextPacketBuilt():
-            return (f"{event.total_tokens} tokens, {len(event.included_ids)} items, "
-                    f"{event.omission_count} omitted, packet {event.packet_hash[7:19]}")
+            return (
+                f"{event.total_tokens} tokens, {len(event.included_ids)} items, "
+                f"{event.omission_count} omitted, packet {event.packet_hash[7:19]}"
+            )
         case ev.DecisionRecorded():
             d = event.decision
             if d.type == "call_tool":
@@ -41,8 +43,10 @@ def summarize(event: ev.RunEvent) -> str:
         case ev.EvidenceRecorded():
             return f"{event.source_id} @{event.revision} ({event.trust})"
         case ev.ApprovalRequested():
-            return (f"{event.approval_id} for {event.proposal.tool}"
-                    f"({_args(event.proposal.arguments)}), role {event.approver_role}")
+            return (
+                f"{event.approval_id} for {event.proposal.tool}"
+                f"({_args(event.proposal.arguments)}), role {event.approver_role}"
+            )
         case ev.ApprovalGranted():
             return f"{event.approval_id} granted by {event.approver}"
         case ev.ApprovalRejected():
@@ -73,17 +77,25 @@ def timeline(events: Iterable[ev.RunEvent]) -> list[str]:
 
 
 def packet_lines(packet: dict[str, Any]) -> list[str]:
-    lines = [f"packet {packet['packet_hash'][7:19]}  step {packet['step']}  "
-             f"{packet['total_tokens']}/{packet['token_limit']} tokens  "
-             f"cache key {packet['cache_key'][7:19]}"]
+    lines = [
+        f"packet {packet['packet_hash'][7:19]}  step {packet['step']}  "
+        f"{packet['total_tokens']}/{packet['token_limit']} tokens  "
+        f"cache key {packet['cache_key'][7:19]}"
+    ]
     for section in packet["sections"]:
         ids = ", ".join(item["id"] for item in section["items"])
-        lines.append(f"    [{section['category']}/{section['name']}] {section['tokens']} tok: {ids}")
-    lines.append(f"    tools: {', '.join(t['name'] for t in packet['tools']) or '-'}; may "
-                 f"propose: {', '.join(t['name'] for t in packet['proposable_actions']) or '-'}")
+        lines.append(
+            f"    [{section['category']}/{section['name']}] {section['tokens']} tok: {ids}"
+        )
+    lines.append(
+        f"    tools: {', '.join(t['name'] for t in packet['tools']) or '-'}; may "
+        f"propose: {', '.join(t['name'] for t in packet['proposable_actions']) or '-'}"
+    )
     for omission in packet["omissions"]:
-        lines.append(f"    omitted {omission['item_id']}: {omission['reason']} "
-                     f"({omission['estimated_tokens']} tok)")
+        lines.append(
+            f"    omitted {omission['item_id']}: {omission['reason']} "
+            f"({omission['estimated_tokens']} tok)"
+        )
     return lines
 
 

@@ -47,8 +47,18 @@ class FloorWorkflow:
 async def _floor(client, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
     queue = f"floor-{uuid.uuid4().hex[:6]}"
     timings = []
+    # Same sandbox settings as agentledger's worker, so neither side pays module re-imports.
+    runner = SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules(
+            *PASSTHROUGH, "bench", "agentledger", "workflows"
+        )
+    )
     async with Worker(
-        client, task_queue=queue, workflows=[FloorWorkflow], activities=[noop_activity]
+        client,
+        task_queue=queue,
+        workflows=[FloorWorkflow],
+        activities=[noop_activity],
+        workflow_runner=runner,
     ):
         for _ in range(runs + 1):
             started = time.perf_counter()

@@ -15,7 +15,10 @@ class ApprovalRefusal(Frozen):
 
 
 def check_approval_decision(
-    state: WorkingState, approval_id: str, approver: Principal, proposal_digest: str,
+    state: WorkingState,
+    approval_id: str,
+    approver: Principal,
+    proposal_digest: str,
     now: datetime,
 ) -> ApprovalRefusal | None:
     """``None`` when ``approver`` may decide ``approval_id`` as seen with ``proposal_digest``.
@@ -26,24 +29,35 @@ def check_approval_decision(
     pending = state.pending_approvals.get(approval_id)
     if pending is None:
         done = state.approvals.get(approval_id)
-        detail = f"approval {approval_id} was already {done.decision}" if done else (
-            f"no approval {approval_id} in this run")
+        detail = (
+            f"approval {approval_id} was already {done.decision}"
+            if done
+            else (f"no approval {approval_id} in this run")
+        )
         return ApprovalRefusal(reason_code="not_pending", detail=detail)
     if approver.user_id == pending.requested_by:
-        return ApprovalRefusal(reason_code="requester_cannot_approve",
-                               detail=f"{approver.user_id} requested this action and cannot "
-                               "approve it")
+        return ApprovalRefusal(
+            reason_code="requester_cannot_approve",
+            detail=f"{approver.user_id} requested this action and cannot approve it",
+        )
     if state.work_order is None or approver.tenant_id != state.work_order.principal.tenant_id:
-        return ApprovalRefusal(reason_code="wrong_tenant",
-                               detail=f"{approver.user_id} is not in this run's tenant")
+        return ApprovalRefusal(
+            reason_code="wrong_tenant", detail=f"{approver.user_id} is not in this run's tenant"
+        )
     if not approver.has_role(pending.approver_role):
-        return ApprovalRefusal(reason_code="missing_role",
-                               detail=f"{approver.user_id} lacks the {pending.approver_role} role")
+        return ApprovalRefusal(
+            reason_code="missing_role",
+            detail=f"{approver.user_id} lacks the {pending.approver_role} role",
+        )
     if proposal_digest != pending.proposal_digest:
-        return ApprovalRefusal(reason_code="digest_mismatch",
-                               detail="the decision is for a different proposal than the one "
-                               "pending (arguments, manifest or policy changed)")
+        return ApprovalRefusal(
+            reason_code="digest_mismatch",
+            detail="the decision is for a different proposal than the one "
+            "pending (arguments, manifest or policy changed)",
+        )
     if now >= pending.expires_at:
-        return ApprovalRefusal(reason_code="expired", detail=f"approval {approval_id} expired at "
-                               f"{pending.expires_at.isoformat()}")
+        return ApprovalRefusal(
+            reason_code="expired",
+            detail=f"approval {approval_id} expired at {pending.expires_at.isoformat()}",
+        )
     return None

@@ -96,7 +96,9 @@ class _Draft:
     def reject(self, seq: int, option: str, reason_code: str, detail: str) -> None:
         step = self.f["current_step"] or ""
         self.f["rejected_options"].append(
-            RejectedOption(seq=seq, step=step, option=option, reason_code=reason_code, detail=detail)
+            RejectedOption(
+                seq=seq, step=step, option=option, reason_code=reason_code, detail=detail
+            )
         )
 
     def settle_proposal(self, tool: str) -> None:
@@ -131,8 +133,9 @@ def _check_envelope(f: dict[str, Any], event: RunEvent) -> None:
     if isinstance(event, RunStarted | HistoryCompacted) and f["status"] == "new":
         return
     if event.run_id != f["run_id"]:
-        raise ForeignEvent(f"event {event.kind} #{event.seq} belongs to run {event.run_id}, "
-                           f"not {f['run_id']}")
+        raise ForeignEvent(
+            f"event {event.kind} #{event.seq} belongs to run {event.run_id}, not {f['run_id']}"
+        )
     if event.seq != f["last_seq"] + 1:
         raise OutOfOrderEvent(f"expected seq {f['last_seq'] + 1}, got {event.kind} #{event.seq}")
     if f["status"] in ("completed", "failed"):
@@ -146,9 +149,14 @@ def _apply(d: _Draft, event: RunEvent) -> None:
         case RunStarted():
             if f["status"] != "new":
                 raise InconsistentEvent("run_started twice")
-            f.update(run_id=event.run_id, status="running", work_order=event.work_order,
-                     budget=event.work_order.budget, policy_version=event.policy_version,
-                     started_at=event.recorded_at)
+            f.update(
+                run_id=event.run_id,
+                status="running",
+                work_order=event.work_order,
+                budget=event.work_order.budget,
+                policy_version=event.policy_version,
+                started_at=event.recorded_at,
+            )
         case StepStarted():
             f["current_step"] = event.step
             d.used(steps=1)
@@ -170,25 +178,34 @@ def _apply(d: _Draft, event: RunEvent) -> None:
             _apply_evidence(d, event)
         case ApprovalRequested():
             f["pending_approvals"][event.approval_id] = PendingApproval(
-                approval_id=event.approval_id, operation_id=event.operation_id,
-                proposal=event.proposal, proposal_digest=event.proposal_digest,
-                requested_by=event.requested_by, approver_role=event.approver_role,
-                expires_at=event.expires_at)
+                approval_id=event.approval_id,
+                operation_id=event.operation_id,
+                proposal=event.proposal,
+                proposal_digest=event.proposal_digest,
+                requested_by=event.requested_by,
+                approver_role=event.approver_role,
+                expires_at=event.expires_at,
+            )
         case ApprovalGranted() | ApprovalRejected() | ApprovalExpired():
             _apply_approval_decision(d, event)
         case ApprovalAttemptRefused() | MemoryProposed():
             pass  # audit-only: they change nothing the run knows
         case ErrorRecorded():
             f["unresolved_errors"][event.error_id] = UnresolvedError(
-                error_id=event.error_id, code=event.code, message=event.message,
-                operation_id=event.operation_id)
+                error_id=event.error_id,
+                code=event.code,
+                message=event.message,
+                operation_id=event.operation_id,
+            )
         case ErrorResolved():
             if f["unresolved_errors"].pop(event.error_id, None) is None:
                 raise InconsistentEvent(f"error {event.error_id} is not open")
         case CommitmentOpened():
             f["open_commitments"][event.commitment_id] = OpenCommitment(
-                commitment_id=event.commitment_id, description=event.description,
-                due_at=event.due_at)
+                commitment_id=event.commitment_id,
+                description=event.description,
+                due_at=event.due_at,
+            )
         case CommitmentClosed():
             if f["open_commitments"].pop(event.commitment_id, None) is None:
                 raise InconsistentEvent(f"commitment {event.commitment_id} is not open")
@@ -228,9 +245,13 @@ def _apply_authorised(d: _Draft, event: ToolCallAuthorised) -> None:
     if event.operation_id in f["in_flight"]:
         raise InconsistentEvent(f"operation {event.operation_id} is already in flight")
     f["in_flight"][event.operation_id] = InFlightCall(
-        operation_id=event.operation_id, tool=event.tool, arguments=event.arguments,
-        arguments_digest=event.arguments_digest, idempotency_key=event.idempotency_key,
-        approval_id=event.approval_id)
+        operation_id=event.operation_id,
+        tool=event.tool,
+        arguments=event.arguments,
+        arguments_digest=event.arguments_digest,
+        idempotency_key=event.idempotency_key,
+        approval_id=event.approval_id,
+    )
     if event.approval_id is not None:
         outcome: ApprovalOutcome | None = f["approvals"].get(event.approval_id)
         if outcome is None or outcome.decision != "granted" or outcome.used:
@@ -251,24 +272,42 @@ def _apply_receipt(d: _Draft, event: ToolReceiptRecorded) -> None:
     if r.status == "in_doubt":
         return  # still in flight until reconciliation settles it
     f["observations"][r.tool] = Observation(
-        operation_id=r.operation_id, tool=r.tool, status=r.status, model_view=r.model_view,
-        observed_at=r.observed_at)
+        operation_id=r.operation_id,
+        tool=r.tool,
+        status=r.status,
+        model_view=r.model_view,
+        observed_at=r.observed_at,
+    )
     del f["in_flight"][r.operation_id]
-    f["completed_actions"].append(CompletedAction(
-        operation_id=r.operation_id, tool=r.tool, status=r.status, receipt_id=r.receipt_id,
-        idempotency_key=r.idempotency_key, arguments_digest=call.arguments_digest,
-        summary=r.user_view))
+    f["completed_actions"].append(
+        CompletedAction(
+            operation_id=r.operation_id,
+            tool=r.tool,
+            status=r.status,
+            receipt_id=r.receipt_id,
+            idempotency_key=r.idempotency_key,
+            arguments_digest=call.arguments_digest,
+            summary=r.user_view,
+        )
+    )
     d.settle_proposal(r.tool)
 
 
 def _apply_evidence(d: _Draft, event: EvidenceRecorded) -> None:
     f = d.f
-    if any(e.source_id == event.source_id and e.revision == event.revision
-           for e in f["evidence"]):
+    if any(e.source_id == event.source_id and e.revision == event.revision for e in f["evidence"]):
         return
-    f["evidence"].append(EvidenceRef(
-        source_id=event.source_id, revision=event.revision, content_hash=event.content_hash,
-        trust=event.trust, title=event.title, text=event.text, operation_id=event.operation_id))
+    f["evidence"].append(
+        EvidenceRef(
+            source_id=event.source_id,
+            revision=event.revision,
+            content_hash=event.content_hash,
+            trust=event.trust,
+            title=event.title,
+            text=event.text,
+            operation_id=event.operation_id,
+        )
+    )
     f["source_versions"][event.source_id.split("#", 1)[0]] = event.revision
 
 
@@ -282,16 +321,28 @@ def _apply_approval_decision(
     if isinstance(event, ApprovalGranted) and event.proposal_digest != pending.proposal_digest:
         raise InconsistentEvent(f"approval {event.approval_id} granted for another proposal")
     decision: Literal["granted", "rejected", "expired"] = (
-        "granted" if event.kind == "approval_granted"
-        else "rejected" if event.kind == "approval_rejected" else "expired")
+        "granted"
+        if event.kind == "approval_granted"
+        else "rejected"
+        if event.kind == "approval_rejected"
+        else "expired"
+    )
     f["approvals"][event.approval_id] = ApprovalOutcome(
-        approval_id=event.approval_id, operation_id=pending.operation_id,
-        proposal_digest=pending.proposal_digest, decision=decision,
-        decided_by=getattr(event, "approver", None), reason=getattr(event, "reason", ""),
-        expires_at=pending.expires_at)
+        approval_id=event.approval_id,
+        operation_id=pending.operation_id,
+        proposal_digest=pending.proposal_digest,
+        decision=decision,
+        decided_by=getattr(event, "approver", None),
+        reason=getattr(event, "reason", ""),
+        expires_at=pending.expires_at,
+    )
     if decision != "granted":
-        d.reject(event.seq, pending.proposal.tool, f"approval_{decision}",
-                 getattr(event, "reason", "") or f"approval {decision}")
+        d.reject(
+            event.seq,
+            pending.proposal.tool,
+            f"approval_{decision}",
+            getattr(event, "reason", "") or f"approval {decision}",
+        )
         d.settle_proposal(pending.proposal.tool)
 
 

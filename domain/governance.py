@@ -86,14 +86,21 @@ def authorize(
 ) -> Authorization:
     contract, grant = contracts.get(proposal.tool), manifest.grant(proposal.tool)
     if contract is None or grant is None:
-        return Deny(reason_code="unknown_tool", detail=f"no tool {proposal.tool!r} is granted",
-                    protocol_error=True)
+        return Deny(
+            reason_code="unknown_tool",
+            detail=f"no tool {proposal.tool!r} is granted",
+            protocol_error=True,
+        )
     if grant.schema_hash != contract.schema_hash or grant.version != contract.version:
-        return Deny(reason_code="contract_changed",
-                    detail=f"{proposal.tool} no longer matches the manifest's pinned contract")
+        return Deny(
+            reason_code="contract_changed",
+            detail=f"{proposal.tool} no longer matches the manifest's pinned contract",
+        )
     if step not in grant.steps:
-        return Deny(reason_code="not_granted_for_step",
-                    detail=f"{proposal.tool} is not granted for step {step}")
+        return Deny(
+            reason_code="not_granted_for_step",
+            detail=f"{proposal.tool} is not granted for step {step}",
+        )
     try:
         parsed = contract.input_model.model_validate(proposal.arguments)
     except ValidationError as exc:
@@ -108,8 +115,13 @@ def authorize(
         key = idempotency_key(state.run_id, operation_id, digest)
     if contract.risk == "consequential" or contract.approval.requires_approval(arguments):
         return _with_approval(contract, arguments, digest, key, state, manifest, now)
-    return Allow(tool=contract.name, tool_version=contract.version, arguments=arguments,
-                 arguments_digest=digest, idempotency_key=key)
+    return Allow(
+        tool=contract.name,
+        tool_version=contract.version,
+        arguments=arguments,
+        arguments_digest=digest,
+        idempotency_key=key,
+    )
 
 
 def _policy_refusal(
@@ -120,8 +132,10 @@ def _policy_refusal(
     principal: Principal,
 ) -> Deny | None:
     if contract.required_scope not in principal.scopes:
-        return Deny(reason_code="scope_missing",
-                    detail=f"{principal.user_id} lacks scope {contract.required_scope}")
+        return Deny(
+            reason_code="scope_missing",
+            detail=f"{principal.user_id} lacks scope {contract.required_scope}",
+        )
     if state.remaining_tool_calls() <= 0:
         return Deny(reason_code="budget_exhausted", detail="no tool calls left in the budget")
     if contract.scope == "write":
@@ -129,15 +143,21 @@ def _policy_refusal(
         if refusal is not None:
             return refusal
         digest = arguments_digest(contract.name, arguments)
-        if any(a.arguments_digest == digest and a.status == "succeeded"
-               for a in state.completed_actions):
-            return Deny(reason_code="already_done", detail=f"{contract.name} already succeeded "
-                        "with these arguments in this run")
+        if any(
+            a.arguments_digest == digest and a.status == "succeeded"
+            for a in state.completed_actions
+        ):
+            return Deny(
+                reason_code="already_done",
+                detail=f"{contract.name} already succeeded with these arguments in this run",
+            )
     return None
 
 
 def _resource_refusal(
-    contract: ToolContract, arguments: dict[str, JsonValue], state: WorkingState,
+    contract: ToolContract,
+    arguments: dict[str, JsonValue],
+    state: WorkingState,
     principal: Principal,
 ) -> Deny | None:
     """A write must target a resource a tool has verified as the principal's own."""
@@ -146,11 +166,15 @@ def _resource_refusal(
     resource_id = str(arguments.get(contract.resource_argument))
     resource = state.resources.get(resource_id)
     if resource is None:
-        return Deny(reason_code="resource_not_verified",
-                    detail=f"{resource_id} has not been read from the system of record")
+        return Deny(
+            reason_code="resource_not_verified",
+            detail=f"{resource_id} has not been read from the system of record",
+        )
     if resource.owner_user_id != principal.user_id or resource.tenant_id != principal.tenant_id:
-        return Deny(reason_code="resource_not_owned",
-                    detail=f"{resource_id} does not belong to {principal.user_id}")
+        return Deny(
+            reason_code="resource_not_owned",
+            detail=f"{resource_id} does not belong to {principal.user_id}",
+        )
     for bound in contract.fact_bounds:
         refusal = _bound_refusal(bound, arguments, state, resource_id)
         if refusal is not None:
@@ -164,42 +188,63 @@ def _bound_refusal(
     fact = state.fact(resource_id, bound.fact)
     value = arguments.get(bound.argument)
     if fact is None:
-        return Deny(reason_code="fact_not_verified",
-                    detail=f"{bound.fact} of {resource_id} is not a verified fact")
+        return Deny(
+            reason_code="fact_not_verified",
+            detail=f"{bound.fact} of {resource_id} is not a verified fact",
+        )
     if bound.relation == "equals" and value != fact.value:
-        return Deny(reason_code="argument_mismatch",
-                    detail=f"{bound.argument}={value!r} but verified {bound.fact}={fact.value!r}")
+        return Deny(
+            reason_code="argument_mismatch",
+            detail=f"{bound.argument}={value!r} but verified {bound.fact}={fact.value!r}",
+        )
     if bound.relation == "at_most" and not (
-        isinstance(value, int | float) and isinstance(fact.value, int | float)
+        isinstance(value, int | float)
+        and isinstance(fact.value, int | float)
         and value <= fact.value
     ):
-        return Deny(reason_code="exceeds_verified_limit",
-                    detail=f"{bound.argument}={value!r} exceeds verified {bound.fact}={fact.value!r}")
+        return Deny(
+            reason_code="exceeds_verified_limit",
+            detail=f"{bound.argument}={value!r} exceeds verified {bound.fact}={fact.value!r}",
+        )
     return None
 
 
 def _with_approval(
-    contract: ToolContract, arguments: dict[str, JsonValue], digest: str, key: str | None,
-    state: WorkingState, manifest: ExecutionManifest, now: datetime,
+    contract: ToolContract,
+    arguments: dict[str, JsonValue],
+    digest: str,
+    key: str | None,
+    state: WorkingState,
+    manifest: ExecutionManifest,
+    now: datetime,
 ) -> Allow | Deny | NeedsApproval:
     proposal = ToolCallProposal(tool=contract.name, arguments=arguments)
     bound_to = proposal_digest(proposal, manifest.hash, manifest.policy_version)
     same = [a for a in state.approvals.values() if a.proposal_digest == bound_to]
     for approval in same:
         if approval.decision == "rejected":
-            return Deny(reason_code="approval_previously_rejected",
-                        detail=f"{approval.decided_by} rejected this exact proposal "
-                        f"({approval.approval_id}): {approval.reason or 'no reason given'}")
+            return Deny(
+                reason_code="approval_previously_rejected",
+                detail=f"{approval.decided_by} rejected this exact proposal "
+                f"({approval.approval_id}): {approval.reason or 'no reason given'}",
+            )
     # Single use: a spent grant never authorises a second call.
     usable = [a for a in same if a.decision == "granted" and not a.used]
     for approval in usable:
         if approval.expires_at > now:
-            return Allow(tool=contract.name, tool_version=contract.version, arguments=arguments,
-                         arguments_digest=digest, idempotency_key=key,
-                         approval_id=approval.approval_id)
+            return Allow(
+                tool=contract.name,
+                tool_version=contract.version,
+                arguments=arguments,
+                arguments_digest=digest,
+                idempotency_key=key,
+                approval_id=approval.approval_id,
+            )
     if usable:
-        return Deny(reason_code="approval_expired",
-                    detail=f"approval {usable[0].approval_id} expired before dispatch")
+        return Deny(
+            reason_code="approval_expired",
+            detail=f"approval {usable[0].approval_id} expired before dispatch",
+        )
     return NeedsApproval(proposal=proposal, proposal_digest=bound_to)
 
 

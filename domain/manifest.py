@@ -45,8 +45,14 @@ class ToolGrant(Frozen):
 
     @classmethod
     def of(cls, contract: ToolContract, steps: Iterable[str]) -> ToolGrant:
-        return cls(name=contract.name, version=contract.version, schema_hash=contract.schema_hash,
-                   scope=contract.scope, risk=contract.risk, steps=tuple(steps))
+        return cls(
+            name=contract.name,
+            version=contract.version,
+            schema_hash=contract.schema_hash,
+            scope=contract.scope,
+            risk=contract.risk,
+            steps=tuple(steps),
+        )
 
 
 class AgentProfile(Frozen):

@@ -33,5 +33,10 @@ class Principal(Frozen):
     def scope_key(self) -> str:
         """A stable string for cache keys: two principals with different scopes never share it."""
         return "|".join(
-            [self.tenant_id, self.user_id, ",".join(sorted(self.roles)), ",".join(sorted(self.scopes))]
+            [
+                self.tenant_id,
+                self.user_id,
+                ",".join(sorted(self.roles)),
+                ",".join(sorted(self.scopes)),
+            ]
         )

@@ -43,20 +43,25 @@ def check_decision(
     """Shape and grounding checks that do not need the authority gate."""
     allowed = _STEP_OUTPUTS.get(step, ())
     if not isinstance(decision, allowed):
-        return DecisionProblem(reason_code="wrong_output_for_step",
-                               detail=f"step {step} cannot return {decision.type}")
+        return DecisionProblem(
+            reason_code="wrong_output_for_step", detail=f"step {step} cannot return {decision.type}"
+        )
     if not isinstance(decision, Answer):
         return None
     uncited = [s for s in decision.supporting_source_ids if s not in packet_ids]
     if uncited:
-        return DecisionProblem(reason_code="citation_not_in_context",
-                               detail=f"cited sources not in the packet: {', '.join(uncited)}")
+        return DecisionProblem(
+            reason_code="citation_not_in_context",
+            detail=f"cited sources not in the packet: {', '.join(uncited)}",
+        )
     unproven = [
-        op for op in decision.claimed_operation_ids
+        op
+        for op in decision.claimed_operation_ids
         if (done := state.receipt_for(op)) is None or done.status != "succeeded"
     ]
     if unproven:
-        return DecisionProblem(reason_code="claims_unexecuted_action",
-                               detail=f"answer claims operations without a succeeded receipt: "
-                               f"{', '.join(unproven)}")
+        return DecisionProblem(
+            reason_code="claims_unexecuted_action",
+            detail=f"answer claims operations without a succeeded receipt: {', '.join(unproven)}",
+        )
     return None

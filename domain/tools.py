@@ -12,7 +12,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Literal
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from domain._model import Frozen
 from domain.canonical import sha256_hex
@@ -152,7 +152,7 @@ class Receipt(Frozen):
     facts: tuple[VerifiedFact, ...] = ()
     resources: tuple[ResourceRef, ...] = ()
     evidence: tuple[EvidencePassage, ...] = ()
-    model_view: dict[str, JsonValue] = {}
+    model_view: dict[str, JsonValue] = Field(default_factory=dict)
     user_view: str = ""
     output_hash: str | None = None
     error_code: str | None = None

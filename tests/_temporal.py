@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from agentledger import client_ops
 from agentledger.app import Runtime, connect
 from agentledger.config import Settings
 from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
@@ -22,7 +23,6 @@ from domain.events import RunEvent
 from domain.principal import Principal
 from domain.state import WorkingState
 from packs import get_pack
-from agentledger import client_ops
 
 
 def _free_port() -> int:
@@ -64,18 +64,24 @@ class Harness:
         await self.client.get_workflow_handle(run_id).result()
         return self.runtime.ledger.read(run_id)
 
-    async def decide(self, run_id: str, approval_id: str, user: str, *, approve: bool = True,
-                     reason: str = "") -> None:
-        await client_ops.decide(self.client, run_id, approval_id, self.principal(user),
-                                approve=approve, reason=reason)
+    async def decide(
+        self, run_id: str, approval_id: str, user: str, *, approve: bool = True, reason: str = ""
+    ) -> None:
+        await client_ops.decide(
+            self.client, run_id, approval_id, self.principal(user), approve=approve, reason=reason
+        )
 
 
 @pytest.fixture
-async def harness(temporal_server: DevServer, database_url: str,
-                  tmp_path: Path) -> AsyncIterator[Harness]:
-    settings = Settings(data_dir=tmp_path, database_url=database_url,
-                        temporal_address=temporal_server.address,
-                        task_queue=f"test-{uuid.uuid4().hex[:10]}")
+async def harness(
+    temporal_server: DevServer, database_url: str, tmp_path: Path
+) -> AsyncIterator[Harness]:
+    settings = Settings(
+        data_dir=tmp_path,
+        database_url=database_url,
+        temporal_address=temporal_server.address,
+        task_queue=f"test-{uuid.uuid4().hex[:10]}",
+    )
     runtime = Runtime.open(settings)
     runtime.seed()
     client = await connect(settings)

@@ -39,8 +39,11 @@ with workflow.unsafe.imports_passed_through():
     from packs import contracts_for
 
 _MODEL_TIMEOUT = timedelta(seconds=60)
-_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), backoff_coefficient=2.0,
-                     maximum_interval=timedelta(seconds=10))
+_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=10),
+)
 
 
 class RunInput(BaseModel):
@@ -75,12 +78,18 @@ class AgentRunWorkflow:
     @workflow.run
     async def run(self, params: RunInput) -> dict[str, Any]:
         self._manifest = await workflow.execute_activity(
-            "prepare_run", PrepareRunInput(run_id=params.run_id, work_order=params.work_order),
-            result_type=ExecutionManifest, start_to_close_timeout=_MODEL_TIMEOUT,
-            retry_policy=_RETRY)
+            "prepare_run",
+            PrepareRunInput(run_id=params.run_id, work_order=params.work_order),
+            result_type=ExecutionManifest,
+            start_to_close_timeout=_MODEL_TIMEOUT,
+            retry_policy=_RETRY,
+        )
         self._manifest_hash = self._manifest.hash
-        self._emit(ev.RunStarted, work_order=params.work_order,
-                   policy_version=self._manifest.policy_version)
+        self._emit(
+            ev.RunStarted,
+            work_order=params.work_order,
+            policy_version=self._manifest.policy_version,
+        )
         while self._state.status == "running":
             step = next_step(self._state)
             if step is None:
@@ -96,39 +105,68 @@ class AgentRunWorkflow:
         self._emit(ev.StepStarted, step=step)
         result = await workflow.execute_activity(
             "model_step",
-            ModelStepInput(run_id=self._state.run_id, step=step,
-                           manifest_hash=self._manifest_hash, state=self._state,
-                           now=workflow.now(), outbox=self._take_outbox()),
-            result_type=ModelStepResult, start_to_close_timeout=_MODEL_TIMEOUT,
-            retry_policy=_RETRY)
+            ModelStepInput(
+                run_id=self._state.run_id,
+                step=step,
+                manifest_hash=self._manifest_hash,
+                state=self._state,
+                now=workflow.now(),
+                outbox=self._take_outbox(),
+            ),
+            result_type=ModelStepResult,
+            start_to_close_timeout=_MODEL_TIMEOUT,
+            retry_policy=_RETRY,
+        )
         if result.packet is not None:
-            self._emit(ev.ContextPacketBuilt, step=step,
-                       **result.packet.model_dump(exclude={"citable_ids"}))
+            self._emit(
+                ev.ContextPacketBuilt,
+                step=step,
+                **result.packet.model_dump(exclude={"citable_ids"}),
+            )
         if result.tokens_used:
             self._emit(ev.BudgetCharged, tokens=result.tokens_used, reason=f"model:{step}")
         if result.insufficient_context is not None:
-            self._emit(ev.RunFailed, reason_code="insufficient_context",
-                       message=result.insufficient_context)
+            self._emit(
+                ev.RunFailed,
+                reason_code="insufficient_context",
+                message=result.insufficient_context,
+            )
             return
         decision = result.decision
         if decision is None:
-            self._emit(ev.DecisionRejected, step=step, reason_code="malformed_model_output",
-                       detail=result.rejection or "no decision")
+            self._emit(
+                ev.DecisionRejected,
+                step=step,
+                reason_code="malformed_model_output",
+                detail=result.rejection or "no decision",
+            )
             return
         citable = result.packet.citable_ids if result.packet else ()
         problem = check_decision(step, decision, self._state, citable)
         if problem is not None:
-            self._emit(ev.DecisionRejected, step=step, reason_code=problem.reason_code,
-                       detail=problem.detail, option=decision.type)
+            self._emit(
+                ev.DecisionRejected,
+                step=step,
+                reason_code=problem.reason_code,
+                detail=problem.detail,
+                option=decision.type,
+            )
             return
-        self._emit(ev.DecisionRecorded, step=step, decision=decision,
-                   model_profile=self._manifest_().model.name)
+        self._emit(
+            ev.DecisionRecorded,
+            step=step,
+            decision=decision,
+            model_profile=self._manifest_().model.name,
+        )
         if isinstance(decision, CallTool):
             await self._govern(step, decision.proposal)
         elif isinstance(decision, Answer) and decision.proposed_next_action is None:
-            self._emit(ev.RunCompleted, answer=decision.answer,
-                       cited_source_ids=decision.supporting_source_ids,
-                       claimed_operation_ids=decision.claimed_operation_ids)
+            self._emit(
+                ev.RunCompleted,
+                answer=decision.answer,
+                cited_source_ids=decision.supporting_source_ids,
+                claimed_operation_ids=decision.claimed_operation_ids,
+            )
 
     async def _act_on_proposal(self) -> None:
         proposal = self._state.proposed_action
@@ -141,8 +179,9 @@ class AgentRunWorkflow:
         operation_id = f"op_{self._state.last_seq + 1}"
         verdict = self._authorize(step, proposal, operation_id)
         if verdict.kind == "needs_approval":
-            granted = await self._await_approval(operation_id, verdict.proposal,
-                                                 verdict.proposal_digest)
+            granted = await self._await_approval(
+                operation_id, verdict.proposal, verdict.proposal_digest
+            )
             if not granted:
                 return
             verdict = self._authorize(step, proposal, operation_id)  # re-checked at dispatch
@@ -153,33 +192,58 @@ class AgentRunWorkflow:
         else:
             raise ApplicationError("approval granted but still required", non_retryable=True)
 
-    def _authorize(self, step: str, proposal: ToolCallProposal, operation_id: str
-                   ) -> Authorization:
-        return authorize(proposal, self._state, self._manifest_(), self._principal(),
-                         workflow.now(), contracts=contracts_for(self._work_order().pack),
-                         step=step, operation_id=operation_id)
+    def _authorize(self, step: str, proposal: ToolCallProposal, operation_id: str) -> Authorization:
+        return authorize(
+            proposal,
+            self._state,
+            self._manifest_(),
+            self._principal(),
+            workflow.now(),
+            contracts=contracts_for(self._work_order().pack),
+            step=step,
+            operation_id=operation_id,
+        )
 
-    def _record_denial(self, step: str, proposal: ToolCallProposal, operation_id: str,
-                       denial: Deny) -> None:
+    def _record_denial(
+        self, step: str, proposal: ToolCallProposal, operation_id: str, denial: Deny
+    ) -> None:
         if denial.protocol_error:
-            self._emit(ev.DecisionRejected, step=step, reason_code=denial.reason_code,
-                       detail=denial.detail, option=proposal.tool)
+            self._emit(
+                ev.DecisionRejected,
+                step=step,
+                reason_code=denial.reason_code,
+                detail=denial.detail,
+                option=proposal.tool,
+            )
         else:
-            self._emit(ev.ToolCallDenied, operation_id=operation_id, tool=proposal.tool,
-                       reason_code=denial.reason_code, detail=denial.detail)
+            self._emit(
+                ev.ToolCallDenied,
+                operation_id=operation_id,
+                tool=proposal.tool,
+                reason_code=denial.reason_code,
+                detail=denial.detail,
+            )
 
-    async def _await_approval(self, operation_id: str, proposal: ToolCallProposal,
-                              digest: str) -> bool:
+    async def _await_approval(
+        self, operation_id: str, proposal: ToolCallProposal, digest: str
+    ) -> bool:
         approval_id = f"apr_{self._state.last_seq + 1}"
         ttl = timedelta(seconds=self._manifest_().approval_ttl_seconds)
-        self._emit(ev.ApprovalRequested, approval_id=approval_id, operation_id=operation_id,
-                   proposal=proposal, proposal_digest=digest,
-                   requested_by=self._principal().user_id, approver_role="approver",
-                   expires_at=workflow.now() + ttl)
+        self._emit(
+            ev.ApprovalRequested,
+            approval_id=approval_id,
+            operation_id=operation_id,
+            proposal=proposal,
+            proposal_digest=digest,
+            requested_by=self._principal().user_id,
+            approver_role="approver",
+            expires_at=workflow.now() + ttl,
+        )
         await self._flush()  # the approvals inbox must show the request while we wait
         try:
             await workflow.wait_condition(
-                lambda: approval_id not in self._state.pending_approvals, timeout=ttl)
+                lambda: approval_id not in self._state.pending_approvals, timeout=ttl
+            )
         except TimeoutError:
             self._emit(ev.ApprovalExpired, approval_id=approval_id)
         outcome = self._state.approvals[approval_id]
@@ -187,75 +251,126 @@ class AgentRunWorkflow:
 
     # ------------------------------------------------------------- effects
     async def _execute(self, operation_id: str, allow: Allow) -> None:
-        self._emit(ev.ToolCallAuthorised, operation_id=operation_id, tool=allow.tool,
-                   tool_version=allow.tool_version, arguments=allow.arguments,
-                   arguments_digest=allow.arguments_digest,
-                   idempotency_key=allow.idempotency_key, approval_id=allow.approval_id)
+        self._emit(
+            ev.ToolCallAuthorised,
+            operation_id=operation_id,
+            tool=allow.tool,
+            tool_version=allow.tool_version,
+            arguments=allow.arguments,
+            arguments_digest=allow.arguments_digest,
+            idempotency_key=allow.idempotency_key,
+            approval_id=allow.approval_id,
+        )
         contract = contracts_for(self._work_order().pack)[allow.tool]
-        call = ToolStepInput(run_id=self._state.run_id, pack=self._work_order().pack,
-                             operation_id=operation_id,
-                             tool=allow.tool, arguments=allow.arguments,
-                             idempotency_key=allow.idempotency_key,
-                             principal=self._principal(), now=workflow.now(),
-                             outbox=self._take_outbox())
+        call = ToolStepInput(
+            run_id=self._state.run_id,
+            pack=self._work_order().pack,
+            operation_id=operation_id,
+            tool=allow.tool,
+            arguments=allow.arguments,
+            idempotency_key=allow.idempotency_key,
+            principal=self._principal(),
+            now=workflow.now(),
+            outbox=self._take_outbox(),
+        )
         try:
             receipt = await workflow.execute_activity(
-                "execute_tool", call, result_type=Receipt,
+                "execute_tool",
+                call,
+                result_type=Receipt,
                 start_to_close_timeout=timedelta(seconds=contract.timeout_seconds),
-                retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=200),
-                                         maximum_attempts=contract.max_attempts))
+                retry_policy=RetryPolicy(
+                    initial_interval=timedelta(milliseconds=200),
+                    maximum_attempts=contract.max_attempts,
+                ),
+            )
         except ActivityError as exc:
             receipt = await self._reconcile(call, exc)
         self._record_receipt(receipt)
 
     async def _reconcile(self, call: ToolStepInput, exc: ActivityError) -> Receipt:
         """Outcome unknown: record it as in doubt, then ask the system of record."""
-        doubt = Receipt(operation_id=call.operation_id, tool=call.tool, tool_version="",
-                        status="in_doubt", idempotency_key=call.idempotency_key,
-                        error_code="outcome_unknown", error_message=str(exc.cause or exc),
-                        observed_at=workflow.now())
+        doubt = Receipt(
+            operation_id=call.operation_id,
+            tool=call.tool,
+            tool_version="",
+            status="in_doubt",
+            idempotency_key=call.idempotency_key,
+            error_code="outcome_unknown",
+            error_message=str(exc.cause or exc),
+            observed_at=workflow.now(),
+        )
         self._emit(ev.ToolReceiptRecorded, receipt=doubt)
         receipt: Receipt = await workflow.execute_activity(
-            "reconcile_tool", call.model_copy(update={"outbox": self._take_outbox(),
-                                                      "now": workflow.now()}),
-            result_type=Receipt, start_to_close_timeout=_MODEL_TIMEOUT, retry_policy=_RETRY)
+            "reconcile_tool",
+            call.model_copy(update={"outbox": self._take_outbox(), "now": workflow.now()}),
+            result_type=Receipt,
+            start_to_close_timeout=_MODEL_TIMEOUT,
+            retry_policy=_RETRY,
+        )
         return receipt
 
     def _record_receipt(self, receipt: Receipt) -> None:
         self._emit(ev.ToolReceiptRecorded, receipt=receipt)
         for passage in receipt.evidence:
-            self._emit(ev.EvidenceRecorded, operation_id=receipt.operation_id,
-                       **passage.model_dump(exclude={"score"}))
+            self._emit(
+                ev.EvidenceRecorded,
+                operation_id=receipt.operation_id,
+                **passage.model_dump(exclude={"score"}),
+            )
         if receipt.status == "failed":
-            self._emit(ev.ErrorRecorded, error_id=f"err_{self._state.last_seq + 1}",
-                       code=receipt.error_code or "tool_failed",
-                       message=receipt.error_message or "", operation_id=receipt.operation_id)
+            self._emit(
+                ev.ErrorRecorded,
+                error_id=f"err_{self._state.last_seq + 1}",
+                code=receipt.error_code or "tool_failed",
+                message=receipt.error_message or "",
+                operation_id=receipt.operation_id,
+            )
 
     # ----------------------------------------------------------- approvals
     @workflow.update
     async def decide_approval(self, decision: ApprovalDecision) -> ApprovalResult:
-        refusal = check_approval_decision(self._state, decision.approval_id, decision.approver,
-                                          decision.proposal_digest, workflow.now())
+        refusal = check_approval_decision(
+            self._state,
+            decision.approval_id,
+            decision.approver,
+            decision.proposal_digest,
+            workflow.now(),
+        )
         if refusal is not None:
-            self._emit(ev.ApprovalAttemptRefused, approval_id=decision.approval_id,
-                       attempted_by=decision.approver.user_id,
-                       reason_code=refusal.reason_code, detail=refusal.detail)
+            self._emit(
+                ev.ApprovalAttemptRefused,
+                approval_id=decision.approval_id,
+                attempted_by=decision.approver.user_id,
+                reason_code=refusal.reason_code,
+                detail=refusal.detail,
+            )
             raise ApplicationError(refusal.detail, type=refusal.reason_code, non_retryable=True)
         if decision.approve:
-            self._emit(ev.ApprovalGranted, approval_id=decision.approval_id,
-                       approver=decision.approver.user_id,
-                       proposal_digest=decision.proposal_digest)
+            self._emit(
+                ev.ApprovalGranted,
+                approval_id=decision.approval_id,
+                approver=decision.approver.user_id,
+                proposal_digest=decision.proposal_digest,
+            )
         else:
-            self._emit(ev.ApprovalRejected, approval_id=decision.approval_id,
-                       approver=decision.approver.user_id, reason=decision.reason)
-        return ApprovalResult(approval_id=decision.approval_id,
-                              decision="granted" if decision.approve else "rejected")
+            self._emit(
+                ev.ApprovalRejected,
+                approval_id=decision.approval_id,
+                approver=decision.approver.user_id,
+                reason=decision.reason,
+            )
+        return ApprovalResult(
+            approval_id=decision.approval_id, decision="granted" if decision.approve else "rejected"
+        )
 
     @decide_approval.validator
     def _known_approval(self, decision: ApprovalDecision) -> None:
         # Unknown ids are refused before they touch history; policy refusals are recorded.
-        if decision.approval_id not in self._state.pending_approvals and \
-                decision.approval_id not in self._state.approvals:
+        if (
+            decision.approval_id not in self._state.pending_approvals
+            and decision.approval_id not in self._state.approvals
+        ):
             raise ValueError(f"no approval {decision.approval_id} in run {self._state.run_id}")
 
     @workflow.query
@@ -264,9 +379,13 @@ class AgentRunWorkflow:
 
     # ------------------------------------------------------------- helpers
     def _emit(self, kind: type[ev.Envelope], **fields: Any) -> None:
-        event = kind(run_id=self._state.run_id or workflow.info().workflow_id,
-                     seq=self._state.last_seq + 1, recorded_at=workflow.now(),
-                     manifest_hash=self._manifest_hash, **fields)
+        event = kind(
+            run_id=self._state.run_id or workflow.info().workflow_id,
+            seq=self._state.last_seq + 1,
+            recorded_at=workflow.now(),
+            manifest_hash=self._manifest_hash,
+            **fields,
+        )
         self._state = evolve(self._state, event)  # type: ignore[arg-type]
         self._outbox.append(event)  # type: ignore[arg-type]
 
@@ -277,8 +396,11 @@ class AgentRunWorkflow:
     async def _flush(self) -> None:
         if self._outbox:
             await workflow.execute_local_activity(
-                "append_events", AppendInput(events=self._outbox),
-                start_to_close_timeout=timedelta(seconds=30), retry_policy=_RETRY)
+                "append_events",
+                AppendInput(events=self._outbox),
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=_RETRY,
+            )
             self._outbox = []
 
     def _within_budget(self) -> bool:
@@ -287,13 +409,17 @@ class AgentRunWorkflow:
             reason = "steps"
         elif state.remaining_tokens() <= 0:
             reason = "tokens"
-        elif state.started_at is not None and (workflow.now() - state.started_at) > \
-                timedelta(seconds=state.budget.wall_seconds):
+        elif state.started_at is not None and (workflow.now() - state.started_at) > timedelta(
+            seconds=state.budget.wall_seconds
+        ):
             reason = "wall_seconds"
         if reason is None:
             return True
-        self._emit(ev.RunFailed, reason_code="budget_exhausted",
-                   message=f"the run's {reason} budget is used up")
+        self._emit(
+            ev.RunFailed,
+            reason_code="budget_exhausted",
+            message=f"the run's {reason} budget is used up",
+        )
         return False
 
     def _final_answer(self) -> str | None:

@@ -24,12 +24,15 @@ from activities.ledger._errors import LedgerUnavailable
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 POSTGRES_CONNECT_TIMEOUT_S = 5
 WRITE_OPTIONS = {"ledger_write": True}
+_SYNCHRONOUS = frozenset({"OFF", "NORMAL", "FULL", "EXTRA"})
 
 
 def build_engine(url: str | URL, *, sqlite_synchronous: str = "FULL", echo: bool = False) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        return _sqlite_engine(parsed, sqlite_synchronous, echo)
+        if sqlite_synchronous.upper() not in _SYNCHRONOUS:
+            raise ValueError(f"sqlite_synchronous must be one of {sorted(_SYNCHRONOUS)}")
+        return _sqlite_engine(parsed, sqlite_synchronous.upper(), echo)
     if parsed.get_backend_name() == "postgresql":
         return _postgres_engine(parsed, echo)
     raise ValueError(f"unsupported ledger database {redact(parsed)}; use sqlite or postgresql")

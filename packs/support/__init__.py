@@ -27,17 +27,25 @@ def make_work_order(request: str, principal: Principal) -> WorkOrder:
     references = {}
     if (match := _ORDER_REF.search(request)) is not None:
         references["order_id"] = match.group(0)
-    return WorkOrder(objective="resolve a refund request", request_text=request,
-                     principal=principal, pack="support",
-                     agent_profile_id=SUPPORT_PROFILE.profile_id, references=references,
-                     budget=SUPPORT_PROFILE.budgets)
+    return WorkOrder(
+        objective="resolve a refund request",
+        request_text=request,
+        principal=principal,
+        pack="support",
+        agent_profile_id=SUPPORT_PROFILE.profile_id,
+        references=references,
+        budget=SUPPORT_PROFILE.budgets,
+    )
 
 
 def policy_version(engine: Engine) -> str:
     """The policy bundle pinned for an attempt: every document at its current revision."""
     with engine.connect() as conn:
-        rows = conn.execute(select(records.policy_passages.c.document_id,
-                                   records.policy_passages.c.revision).distinct()).all()
+        rows = conn.execute(
+            select(
+                records.policy_passages.c.document_id, records.policy_passages.c.revision
+            ).distinct()
+        ).all()
     pinned = ",".join(sorted(f"{doc}@{rev}" for doc, rev in rows)) or "none"
     return f"{SUPPORT_PROFILE.policy_bundle}:{pinned}"
 
@@ -45,8 +53,16 @@ def policy_version(engine: Engine) -> str:
 PACK = Pack(
     name="support",
     profile=SUPPORT_PROFILE,
-    tools={t.contract.name: t for t in (GetOrder(), GetCustomer(), SearchReturnsPolicy(),
-                                         CreateRefund(), SendCustomerMessage())},
+    tools={
+        t.contract.name: t
+        for t in (
+            GetOrder(),
+            GetCustomer(),
+            SearchReturnsPolicy(),
+            CreateRefund(),
+            SendCustomerMessage(),
+        )
+    },
     principals=PRINCIPALS,
     models={"playbook": Playbook()},
     install=records.install,

@@ -48,8 +48,14 @@ class _View:
         return next((r for r in reversed(self.rejected) if r.get("option") == tool), None)
 
     def passage(self, anchor: str) -> PacketItem | None:
-        return next((p for p in self.packet.items_of_kind("policy_passage")
-                     if _source_id(p).endswith(anchor)), None)
+        return next(
+            (
+                p
+                for p in self.packet.items_of_kind("policy_passage")
+                if _source_id(p).endswith(anchor)
+            ),
+            None,
+        )
 
 
 class Playbook:
@@ -57,10 +63,7 @@ class Playbook:
 
     def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply:
         view = _View(packet)
-        if packet.step == "choose_next_action":
-            output = _next_action(view)
-        else:
-            output = _answer(view)
+        output = _next_action(view) if packet.step == "choose_next_action" else _answer(view)
         return ModelReply(output=output, usage=ModelUsage(input_tokens=packet.total_tokens))
 
 
@@ -78,33 +81,58 @@ def _next_action(v: _View) -> dict[str, JsonValue]:
 
 
 def _answer(v: _View) -> dict[str, JsonValue]:
-    status, amount, currency = v.fact("order_status"), v.fact("refundable_amount"), \
-        v.fact("currency")
+    status, amount, currency = (
+        v.fact("order_status"),
+        v.fact("refundable_amount"),
+        v.fact("currency"),
+    )
     refund = v.done("create_refund")
     if v.errors:
-        return _reply(f"I could not find order {v.order_id or '(no order number given)'} on "
-                      "your account. Please check the order number and ask again.", [])
+        return _reply(
+            f"I could not find order {v.order_id or '(no order number given)'} on "
+            "your account. Please check the order number and ask again.",
+            [],
+        )
     if refund is not None and refund.get("status") == "succeeded":
-        return _reply(f"Your refund of {amount_text(v)} for order {v.order_id} has been created "
-                      f"(receipt {refund.get('receipt_id')}). It reaches your original payment "
-                      "method within 5 business days.", _cite(v, "#late-delivery",
-                      "#refund-method"), claimed=[str(refund.get("operation_id"))])
+        return _reply(
+            f"Your refund of {amount_text(v)} for order {v.order_id} has been created "
+            f"(receipt {refund.get('receipt_id')}). It reaches your original payment "
+            "method within 5 business days.",
+            _cite(v, "#late-delivery", "#refund-method"),
+            claimed=[str(refund.get("operation_id"))],
+        )
     refused = v.refused("create_refund")
     if refused is not None:
-        return _reply(f"Your order {v.order_id} qualifies for a refund review, but the refund "
-                      f"was not carried out ({refused.get('reason_code')}: "
-                      f"{refused.get('detail')}). A support agent will follow up.",
-                      _cite(v, "#late-delivery"))
+        return _reply(
+            f"Your order {v.order_id} qualifies for a refund review, but the refund "
+            f"was not carried out ({refused.get('reason_code')}: "
+            f"{refused.get('detail')}). A support agent will follow up.",
+            _cite(v, "#late-delivery"),
+        )
     passage = v.passage(_ANCHORS.get(str(status), "#none"))
-    if status == "delivered_late" and isinstance(amount, int | float) and amount > 0 \
-            and passage is not None and "create_refund" in _proposable(v):
-        proposal = {"tool": "create_refund", "arguments": {
-            "order_id": v.order_id, "amount": amount, "currency": currency,
-            "reason": "late delivery"}}
-        return _reply(f"Order {v.order_id} arrived late, and late deliveries qualify for a refund "
-                      f"review within 30 days. I have asked a support approver to refund "
-                      f"{amount_text(v)}; no refund has been made yet.",
-                      [_source_id(passage)], proposal=proposal)
+    if (
+        status == "delivered_late"
+        and isinstance(amount, int | float)
+        and amount > 0
+        and passage is not None
+        and "create_refund" in _proposable(v)
+    ):
+        proposal = {
+            "tool": "create_refund",
+            "arguments": {
+                "order_id": v.order_id,
+                "amount": amount,
+                "currency": currency,
+                "reason": "late delivery",
+            },
+        }
+        return _reply(
+            f"Order {v.order_id} arrived late, and late deliveries qualify for a refund "
+            f"review within 30 days. I have asked a support approver to refund "
+            f"{amount_text(v)}; no refund has been made yet.",
+            [_source_id(passage)],
+            proposal=proposal,
+        )
     return _reply(_explain(v, str(status)), [_source_id(passage)] if passage else [])
 
 
@@ -112,8 +140,10 @@ def _explain(v: _View, status: str) -> str:
     if status == "refunded":
         return f"Order {v.order_id} has already been refunded in full; nothing more is due."
     if status == "delivered":
-        return (f"Order {v.order_id} was delivered on time, so it does not qualify for a "
-                "late-delivery refund. Unused items can be returned within 14 days.")
+        return (
+            f"Order {v.order_id} was delivered on time, so it does not qualify for a "
+            "late-delivery refund. Unused items can be returned within 14 days."
+        )
     if status == "in_transit":
         return f"Order {v.order_id} is still in transit and cannot be refunded yet."
     return f"Order {v.order_id} is {status}; it is not eligible for a refund."
@@ -132,15 +162,27 @@ def _cite(v: _View, *anchors: str) -> list[str]:
 
 
 def _call(tool: str, arguments: dict[str, JsonValue], rationale: str) -> dict[str, JsonValue]:
-    return {"type": "call_tool", "proposal": {"tool": tool, "arguments": arguments},
-            "rationale": rationale}
+    return {
+        "type": "call_tool",
+        "proposal": {"tool": tool, "arguments": arguments},
+        "rationale": rationale,
+    }
 
 
-def _reply(answer: str, sources: list[str], *, claimed: list[str] | None = None,
-           proposal: dict[str, JsonValue] | None = None) -> dict[str, JsonValue]:
-    return {"type": "answer", "answer": answer,
-            "supporting_source_ids": list(dict.fromkeys(sources)),
-            "claimed_operation_ids": claimed or [], "proposed_next_action": proposal}
+def _reply(
+    answer: str,
+    sources: list[str],
+    *,
+    claimed: list[str] | None = None,
+    proposal: dict[str, JsonValue] | None = None,
+) -> dict[str, JsonValue]:
+    return {
+        "type": "answer",
+        "answer": answer,
+        "supporting_source_ids": list(dict.fromkeys(sources)),
+        "claimed_operation_ids": claimed or [],
+        "proposed_next_action": proposal,
+    }
 
 
 def _source_id(item: PacketItem) -> str:

@@ -31,10 +31,16 @@ def split_passages(document_id: str, revision: str, markdown: str) -> list[Passa
     passages = []
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(markdown)
-        text = " ".join(markdown[match.end():end].split())
-        passages.append(Passage(source_id=f"{document_id}#{match['anchor']}",
-                                document_id=document_id, revision=revision,
-                                title=match["title"], text=text))
+        text = " ".join(markdown[match.end() : end].split())
+        passages.append(
+            Passage(
+                source_id=f"{document_id}#{match['anchor']}",
+                document_id=document_id,
+                revision=revision,
+                title=match["title"],
+                text=text,
+            )
+        )
     return passages
 
 

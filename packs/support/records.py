@@ -23,7 +23,8 @@ from sqlalchemy.engine import Engine
 metadata = MetaData()
 
 customers = Table(
-    "support_customers", metadata,
+    "support_customers",
+    metadata,
     Column("customer_id", String(64), primary_key=True),
     Column("tenant_id", String(64), nullable=False),
     Column("name", String(200), nullable=False),
@@ -33,7 +34,8 @@ customers = Table(
 )
 
 orders = Table(
-    "support_orders", metadata,
+    "support_orders",
+    metadata,
     Column("order_id", String(64), primary_key=True),
     Column("tenant_id", String(64), nullable=False),
     Column("customer_id", ForeignKey("support_customers.customer_id"), nullable=False),
@@ -47,7 +49,8 @@ orders = Table(
 )
 
 payments = Table(
-    "support_payments", metadata,
+    "support_payments",
+    metadata,
     Column("payment_id", String(64), primary_key=True),
     Column("order_id", ForeignKey("support_orders.order_id"), nullable=False),
     Column("amount", Numeric(12, 2), nullable=False),
@@ -57,7 +60,8 @@ payments = Table(
 )
 
 refunds = Table(
-    "support_refunds", metadata,
+    "support_refunds",
+    metadata,
     Column("refund_id", String(64), primary_key=True),
     Column("order_id", ForeignKey("support_orders.order_id"), nullable=False),
     Column("amount", Numeric(12, 2), nullable=False),
@@ -70,7 +74,8 @@ refunds = Table(
 )
 
 messages = Table(
-    "support_messages", metadata,
+    "support_messages",
+    metadata,
     Column("message_id", String(64), primary_key=True),
     Column("customer_id", ForeignKey("support_customers.customer_id"), nullable=False),
     Column("body", Text, nullable=False),
@@ -79,7 +84,8 @@ messages = Table(
 )
 
 policy_passages = Table(
-    "support_policy_passages", metadata,
+    "support_policy_passages",
+    metadata,
     Column("source_id", String(200), primary_key=True),
     Column("revision", String(64), primary_key=True),
     Column("document_id", String(100), nullable=False),

@@ -88,51 +88,87 @@ class MessageReceipt(BaseModel):
 
 
 GET_ORDER = ToolContract(
-    name="get_order", version="1.0.0", description="Read one of the requester's orders.",
-    input_model=OrderRef, output_model=OrderView, scope="read", risk="low",
-    required_scope="orders:read", resource_argument="order_id",
-    model_view=ModelView(untouchable_fields=("order_id", "amount", "refundable_amount",
-                                             "currency", "status")),
+    name="get_order",
+    version="1.0.0",
+    description="Read one of the requester's orders.",
+    input_model=OrderRef,
+    output_model=OrderView,
+    scope="read",
+    risk="low",
+    required_scope="orders:read",
+    resource_argument="order_id",
+    model_view=ModelView(
+        untouchable_fields=("order_id", "amount", "refundable_amount", "currency", "status")
+    ),
     summary_template="Order {order_id}: {status}, refundable {refundable_amount} {currency}",
 )
 GET_CUSTOMER = ToolContract(
-    name="get_customer", version="1.0.0", description="Read the requester's customer profile.",
-    input_model=CustomerRef, output_model=CustomerView, scope="read", risk="low",
-    required_scope="orders:read", resource_argument="customer_id",
+    name="get_customer",
+    version="1.0.0",
+    description="Read the requester's customer profile.",
+    input_model=CustomerRef,
+    output_model=CustomerView,
+    scope="read",
+    risk="low",
+    required_scope="orders:read",
+    resource_argument="customer_id",
     summary_template="Customer {customer_id}: {name} ({tier})",
 )
 SEARCH_RETURNS_POLICY = ToolContract(
-    name="search_returns_policy", version="1.0.0",
+    name="search_returns_policy",
+    version="1.0.0",
     description="Search the approved returns and shipping policies.",
-    input_model=PolicyQuery, output_model=PolicyResults, scope="read", risk="low",
+    input_model=PolicyQuery,
+    output_model=PolicyResults,
+    scope="read",
+    risk="low",
     required_scope="policies:read",
-    model_view=ModelView(mode="slim", list_field="results", keep_fields=("source_id", "title",
-                         "text"), truncate_words=150, max_items=6,
-                         untouchable_fields=("source_id", "revision")),
+    model_view=ModelView(
+        mode="slim",
+        list_field="results",
+        keep_fields=("source_id", "title", "text"),
+        truncate_words=150,
+        max_items=6,
+        untouchable_fields=("source_id", "revision"),
+    ),
     summary_template="Policy search: {count} passages",
 )
 CREATE_REFUND = ToolContract(
-    name="create_refund", version="1.0.0",
+    name="create_refund",
+    version="1.0.0",
     description="Refund an order to the original payment method. Requires approval.",
-    input_model=RefundRequest, output_model=RefundReceipt, scope="write", risk="consequential",
-    required_scope="refunds:request", resource_argument="order_id",
+    input_model=RefundRequest,
+    output_model=RefundReceipt,
+    scope="write",
+    risk="consequential",
+    required_scope="refunds:request",
+    resource_argument="order_id",
     approval=ApprovalRule(kind="always"),
-    fact_bounds=(FactBound(argument="amount", fact="refundable_amount", relation="at_most"),
-                 FactBound(argument="currency", fact="currency", relation="equals")),
+    fact_bounds=(
+        FactBound(argument="amount", fact="refundable_amount", relation="at_most"),
+        FactBound(argument="currency", fact="currency", relation="equals"),
+    ),
     summary_template="Refund {refund_id}: {amount} {currency} for {order_id}",
 )
 SEND_CUSTOMER_MESSAGE = ToolContract(
-    name="send_customer_message", version="1.0.0",
-    description="Send the customer a message.", input_model=CustomerMessage,
-    output_model=MessageReceipt, scope="write", risk="consequential",
-    required_scope="messages:send", resource_argument="customer_id",
-    approval=ApprovalRule(kind="always"), summary_template="Message {message_id} sent",
+    name="send_customer_message",
+    version="1.0.0",
+    description="Send the customer a message.",
+    input_model=CustomerMessage,
+    output_model=MessageReceipt,
+    scope="write",
+    risk="consequential",
+    required_scope="messages:send",
+    resource_argument="customer_id",
+    approval=ApprovalRule(kind="always"),
+    summary_template="Message {message_id} sent",
 )
 
 
 def _failed(code: str, message: str) -> ToolOutput:
-    return ToolOutput(status="failed", output={"error": code}, error_code=code,
-                      error_message=message)
+    return ToolOutput(
+        status="failed", output={"error": code}, error_code=code, error_message=message
+    )
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -144,13 +180,17 @@ def _order_row(conn: Connection, order_id: str) -> Any:
 
 
 def _refunded(conn: Connection, order_id: str) -> Decimal:
-    total = conn.execute(select(func.coalesce(func.sum(r.refunds.c.amount), 0))
-                         .where(r.refunds.c.order_id == order_id)).scalar_one()
+    total = conn.execute(
+        select(func.coalesce(func.sum(r.refunds.c.amount), 0)).where(
+            r.refunds.c.order_id == order_id
+        )
+    ).scalar_one()
     return Decimal(str(total))
 
 
 def _as_utc(value: datetime | None) -> datetime | None:
     from datetime import UTC
+
     return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
 
@@ -161,15 +201,24 @@ def order_view(conn: Connection, order_id: str) -> tuple[Any, OrderView] | None:
     promised, delivered = _as_utc(row.promised_by), _as_utc(row.delivered_at)
     refundable = Decimal(str(row.amount)) - _refunded(conn, order_id)
     status = row.status
-    if status == "delivered" and delivered is not None and promised is not None and \
-            delivered > promised:
+    if (
+        status == "delivered"
+        and delivered is not None
+        and promised is not None
+        and delivered > promised
+    ):
         status = "delivered_late"
     if refundable <= 0 and status != "in_transit":
         status = "refunded"
-    view = OrderView(order_id=row.order_id, status=status, amount=float(row.amount),
-                     refundable_amount=float(max(refundable, Decimal(0))),
-                     currency=row.currency, promised_by=_iso(promised) or "",
-                     delivered_at=_iso(delivered))
+    view = OrderView(
+        order_id=row.order_id,
+        status=status,
+        amount=float(row.amount),
+        refundable_amount=float(max(refundable, Decimal(0))),
+        currency=row.currency,
+        promised_by=_iso(promised) or "",
+        delivered_at=_iso(delivered),
+    )
     return row, view
 
 
@@ -183,20 +232,39 @@ class GetOrder:
         with engine.connect() as conn:
             found = order_view(conn, args.order_id)
         # Another customer's order is reported exactly like a missing one: no existence leak.
-        if found is None or found[0].customer_id != call.principal.user_id or \
-                found[0].tenant_id != call.principal.tenant_id:
-            return _failed("order_not_found",
-                           f"no order {args.order_id} on the account of {call.principal.user_id}")
+        if (
+            found is None
+            or found[0].customer_id != call.principal.user_id
+            or found[0].tenant_id != call.principal.tenant_id
+        ):
+            return _failed(
+                "order_not_found",
+                f"no order {args.order_id} on the account of {call.principal.user_id}",
+            )
         row, view = found
-        values = {"order_status": view.status, "amount": view.amount,
-                  "refundable_amount": view.refundable_amount, "currency": view.currency}
-        facts = tuple(VerifiedFact(name=name, value=value, resource_id=view.order_id,
-                                   observed_at=call.now) for name, value in values.items())
-        resource = ResourceRef(resource_id=view.order_id, kind="order",
-                               owner_user_id=row.customer_id, tenant_id=row.tenant_id)
-        return ToolOutput(status="succeeded", output=view.model_dump(mode="json"),
-                          receipt_id=f"order-read-{view.order_id}", facts=facts,
-                          resources=(resource,))
+        values = {
+            "order_status": view.status,
+            "amount": view.amount,
+            "refundable_amount": view.refundable_amount,
+            "currency": view.currency,
+        }
+        facts = tuple(
+            VerifiedFact(name=name, value=value, resource_id=view.order_id, observed_at=call.now)
+            for name, value in values.items()
+        )
+        resource = ResourceRef(
+            resource_id=view.order_id,
+            kind="order",
+            owner_user_id=row.customer_id,
+            tenant_id=row.tenant_id,
+        )
+        return ToolOutput(
+            status="succeeded",
+            output=view.model_dump(mode="json"),
+            receipt_id=f"order-read-{view.order_id}",
+            facts=facts,
+            resources=(resource,),
+        )
 
     def reconcile(self, engine: Engine, call: ToolCall) -> ToolOutput | None:
         return None
@@ -210,20 +278,42 @@ class GetCustomer:
         args = call.arguments
         assert isinstance(args, CustomerRef)
         with engine.connect() as conn:
-            row = conn.execute(select(r.customers)
-                               .where(r.customers.c.customer_id == args.customer_id)).first()
-        if row is None or row.customer_id != call.principal.user_id or \
-                row.tenant_id != call.principal.tenant_id:
-            return _failed("customer_not_found", f"no customer {args.customer_id} visible to "
-                           f"{call.principal.user_id}")
-        view = CustomerView(customer_id=row.customer_id, name=row.name, language=row.language,
-                            tier=row.tier)
+            row = conn.execute(
+                select(r.customers).where(r.customers.c.customer_id == args.customer_id)
+            ).first()
+        if (
+            row is None
+            or row.customer_id != call.principal.user_id
+            or row.tenant_id != call.principal.tenant_id
+        ):
+            return _failed(
+                "customer_not_found",
+                f"no customer {args.customer_id} visible to {call.principal.user_id}",
+            )
+        view = CustomerView(
+            customer_id=row.customer_id, name=row.name, language=row.language, tier=row.tier
+        )
         return ToolOutput(
-            status="succeeded", output=view.model_dump(), receipt_id=f"customer-read-{row.customer_id}",
-            facts=(VerifiedFact(name="language", value=row.language, resource_id=row.customer_id,
-                                observed_at=call.now),),
-            resources=(ResourceRef(resource_id=row.customer_id, kind="customer",
-                                   owner_user_id=row.customer_id, tenant_id=row.tenant_id),))
+            status="succeeded",
+            output=view.model_dump(),
+            receipt_id=f"customer-read-{row.customer_id}",
+            facts=(
+                VerifiedFact(
+                    name="language",
+                    value=row.language,
+                    resource_id=row.customer_id,
+                    observed_at=call.now,
+                ),
+            ),
+            resources=(
+                ResourceRef(
+                    resource_id=row.customer_id,
+                    kind="customer",
+                    owner_user_id=row.customer_id,
+                    tenant_id=row.tenant_id,
+                ),
+            ),
+        )
 
     def reconcile(self, engine: Engine, call: ToolCall) -> ToolOutput | None:
         return None
@@ -244,21 +334,39 @@ class SearchReturnsPolicy:
         args = call.arguments
         assert isinstance(args, PolicyQuery)
         with engine.connect() as conn:
-            rows = conn.execute(select(r.policy_passages).where(
-                r.policy_passages.c.tenant_id.in_([call.principal.tenant_id, "*"]))).all()
+            rows = conn.execute(
+                select(r.policy_passages).where(
+                    r.policy_passages.c.tenant_id.in_([call.principal.tenant_id, "*"])
+                )
+            ).all()
         wanted = _terms(args.query)
         scored = sorted(
-            ((len(wanted & _terms(f"{row.title} {row.text}")) / (len(wanted) or 1), row)
-             for row in rows), key=lambda pair: (-pair[0], pair[1].source_id))
+            (
+                (len(wanted & _terms(f"{row.title} {row.text}")) / (len(wanted) or 1), row)
+                for row in rows
+            ),
+            key=lambda pair: (-pair[0], pair[1].source_id),
+        )
         hits = [(score, row) for score, row in scored if score > 0][:3]
         evidence = tuple(
-            EvidencePassage(source_id=row.source_id, revision=row.revision,
-                            content_hash=row.content_hash, trust="approved_policy",
-                            title=row.title, text=row.text, score=round(score, 4))
-            for score, row in hits)
+            EvidencePassage(
+                source_id=row.source_id,
+                revision=row.revision,
+                content_hash=row.content_hash,
+                trust="approved_policy",
+                title=row.title,
+                text=row.text,
+                score=round(score, 4),
+            )
+            for score, row in hits
+        )
         results = [e.model_dump(mode="json") for e in evidence]
-        return ToolOutput(status="succeeded", output={"results": results, "count": len(results)},
-                          receipt_id=f"policy-search-{call.operation_id}", evidence=evidence)
+        return ToolOutput(
+            status="succeeded",
+            output={"results": results, "count": len(results)},
+            receipt_id=f"policy-search-{call.operation_id}",
+            evidence=evidence,
+        )
 
     def reconcile(self, engine: Engine, call: ToolCall) -> ToolOutput | None:
         return None

@@ -26,8 +26,12 @@ from packs.support.tools import (
 
 
 def _refund_output(row: Any) -> ToolOutput:
-    output = {"refund_id": row.refund_id, "order_id": row.order_id,
-              "amount": float(row.amount), "currency": row.currency}
+    output = {
+        "refund_id": row.refund_id,
+        "order_id": row.order_id,
+        "amount": float(row.amount),
+        "currency": row.currency,
+    }
     return ToolOutput(status="succeeded", output=output, receipt_id=row.refund_id)
 
 
@@ -50,11 +54,18 @@ class CreateRefund:
                 problem = self._refusal(conn, call, args)
                 if problem is not None:
                     return problem
-                conn.execute(insert(r.refunds).values(
-                    refund_id="rf_" + key.removeprefix("idem_")[:16], order_id=args.order_id,
-                    amount=Decimal(str(args.amount)), currency=args.currency,
-                    reason=args.reason, idempotency_key=key,
-                    requested_by=call.principal.user_id, created_at=call.now))
+                conn.execute(
+                    insert(r.refunds).values(
+                        refund_id="rf_" + key.removeprefix("idem_")[:16],
+                        order_id=args.order_id,
+                        amount=Decimal(str(args.amount)),
+                        currency=args.currency,
+                        reason=args.reason,
+                        idempotency_key=key,
+                        requested_by=call.principal.user_id,
+                        created_at=call.now,
+                    )
+                )
         except IntegrityError:
             pass  # a concurrent attempt with the same key won; its row is the receipt
         with engine.connect() as conn:
@@ -69,8 +80,9 @@ class CreateRefund:
         if view.currency != args.currency:
             return _failed("currency_mismatch", f"order is in {view.currency}")
         if Decimal(str(args.amount)) > Decimal(str(view.refundable_amount)):
-            return _failed("exceeds_refundable",
-                           f"{args.amount} exceeds refundable {view.refundable_amount}")
+            return _failed(
+                "exceeds_refundable", f"{args.amount} exceeds refundable {view.refundable_amount}"
+            )
         return None
 
     def reconcile(self, engine: Engine, call: ToolCall) -> ToolOutput | None:
@@ -96,10 +108,15 @@ class SendCustomerMessage:
         try:
             with engine.begin() as conn:
                 if _message_by_key(conn, key) is None:
-                    conn.execute(insert(r.messages).values(
-                        message_id="msg_" + key.removeprefix("idem_")[:16],
-                        customer_id=args.customer_id, body=args.body, idempotency_key=key,
-                        created_at=call.now))
+                    conn.execute(
+                        insert(r.messages).values(
+                            message_id="msg_" + key.removeprefix("idem_")[:16],
+                            customer_id=args.customer_id,
+                            body=args.body,
+                            idempotency_key=key,
+                            created_at=call.now,
+                        )
+                    )
         except IntegrityError:
             pass  # a concurrent attempt with the same key won
         return self.reconcile(engine, call) or _failed("message_lost", "message not stored")
@@ -110,5 +127,6 @@ class SendCustomerMessage:
             row = _message_by_key(conn, call.idempotency_key)
         if row is None:
             return None
-        return ToolOutput(status="succeeded", output={"message_id": row.message_id},
-                          receipt_id=row.message_id)
+        return ToolOutput(
+            status="succeeded", output={"message_id": row.message_id}, receipt_id=row.message_id
+        )

@@ -23,9 +23,12 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def embedded_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     data_dir = tmp_path_factory.mktemp("embedded")
-    env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(data_dir),
-           "AGENTLEDGER_TEMPORAL_PORT": str(_free_port()),
-           "AGENTLEDGER_UI_PORT": str(_free_port())}
+    env = {
+        **os.environ,
+        "AGENTLEDGER_DATA_DIR": str(data_dir),
+        "AGENTLEDGER_TEMPORAL_PORT": str(_free_port()),
+        "AGENTLEDGER_UI_PORT": str(_free_port()),
+    }
     env.pop("AGENTLEDGER_DATABASE_URL", None)
     env.pop("AGENTLEDGER_TEMPORAL_ADDRESS", None)
     yield env
@@ -33,8 +36,7 @@ def embedded_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
 
 
 def cli(env: dict[str, str], *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def test_the_demo_refunds_once_and_a_rerun_reuses_server_and_data(
@@ -85,16 +87,31 @@ def test_bad_input_gets_one_line_and_a_nonzero_exit(
 
 def test_an_unreachable_database_is_one_clear_line(tmp_path: Path) -> None:
     env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(tmp_path)}
-    result = cli(env, "--database-url", "postgresql+psycopg://nobody@127.0.0.1:1/none",
-                 "show", "--list", timeout=60)
+    result = cli(
+        env,
+        "--database-url",
+        "postgresql+psycopg://nobody@127.0.0.1:1/none",
+        "show",
+        "--list",
+        timeout=60,
+    )
     assert result.returncode == 3
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 def test_an_unreachable_temporal_server_is_one_clear_line(tmp_path: Path) -> None:
     env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(tmp_path)}
-    result = cli(env, "--temporal-address", "127.0.0.1:1", "run", "support", "hello",
-                 "--user", "usr_73", timeout=90)
+    result = cli(
+        env,
+        "--temporal-address",
+        "127.0.0.1:1",
+        "run",
+        "support",
+        "hello",
+        "--user",
+        "usr_73",
+        timeout=90,
+    )
     assert result.returncode == 3, result.stderr
     assert "cannot reach Temporal at 127.0.0.1:1" in result.stderr
     assert "Traceback" not in result.stderr

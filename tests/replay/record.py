@@ -25,12 +25,19 @@ async def _record(name: str, approve: bool) -> None:
         approver = stack.runtime.ledger.get_principal("ops_lead_1")
         assert principal is not None and approver is not None
         order = get_pack("support").make_work_order(REQUEST, principal)
-        handle = await client_ops.start_run(stack.client, stack.settings.task_queue, order,
-                                            run_id=f"replay-{name}")
+        handle = await client_ops.start_run(
+            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
+        )
         state = await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
         for approval_id in state.pending_approvals:
-            await client_ops.decide(stack.client, handle.id, approval_id, approver,
-                                    approve=approve, reason="" if approve else "not today")
+            await client_ops.decide(
+                stack.client,
+                handle.id,
+                approval_id,
+                approver,
+                approve=approve,
+                reason="" if approve else "not today",
+            )
         await handle.result()
         history = await handle.fetch_history()
         (HISTORIES / f"{name}.json").write_text(history.to_json())

@@ -24,8 +24,11 @@ def test_the_recorded_histories_are_checked_in() -> None:
 async def test_a_recorded_history_replays_without_nondeterminism(path: Path) -> None:
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     replayer = Replayer(
-        workflows=[AgentRunWorkflow], data_converter=pydantic_data_converter,
+        workflows=[AgentRunWorkflow],
+        data_converter=pydantic_data_converter,
         workflow_runner=SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)))
+            restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
+        ),
+    )
     result = await replayer.replay_workflow(history)
     assert result.replay_failure is None

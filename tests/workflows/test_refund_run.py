@@ -15,24 +15,48 @@ REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 
 HAPPY_PATH = [
     "run_started",
-    "step_started", "context_packet_built", "budget_charged", "decision_recorded",  # get_order
-    "tool_call_authorised", "tool_receipt_recorded",
-    "step_started", "context_packet_built", "budget_charged", "decision_recorded",  # search
-    "tool_call_authorised", "tool_receipt_recorded",
-    "evidence_recorded", "evidence_recorded", "evidence_recorded",
-    "step_started", "context_packet_built", "budget_charged", "decision_recorded",  # proceed
-    "step_started", "context_packet_built", "budget_charged", "decision_recorded",  # draft
-    "approval_requested", "approval_granted",
-    "tool_call_authorised", "tool_receipt_recorded",  # create_refund, exactly once
-    "step_started", "context_packet_built", "budget_charged", "decision_recorded",  # final
+    "step_started",
+    "context_packet_built",
+    "budget_charged",
+    "decision_recorded",  # get_order
+    "tool_call_authorised",
+    "tool_receipt_recorded",
+    "step_started",
+    "context_packet_built",
+    "budget_charged",
+    "decision_recorded",  # search
+    "tool_call_authorised",
+    "tool_receipt_recorded",
+    "evidence_recorded",
+    "evidence_recorded",
+    "evidence_recorded",
+    "step_started",
+    "context_packet_built",
+    "budget_charged",
+    "decision_recorded",  # proceed
+    "step_started",
+    "context_packet_built",
+    "budget_charged",
+    "decision_recorded",  # draft
+    "approval_requested",
+    "approval_granted",
+    "tool_call_authorised",
+    "tool_receipt_recorded",  # create_refund, exactly once
+    "step_started",
+    "context_packet_built",
+    "budget_charged",
+    "decision_recorded",  # final
     "run_completed",
 ]
 
 
 def refund_rows(h: Harness, order_id: str = "ord_4821") -> int:
     with h.runtime.ledger.engine.connect() as conn:
-        return conn.execute(select(func.count()).select_from(records.refunds)
-                            .where(records.refunds.c.order_id == order_id)).scalar_one()
+        return conn.execute(
+            select(func.count())
+            .select_from(records.refunds)
+            .where(records.refunds.c.order_id == order_id)
+        ).scalar_one()
 
 
 def kinds(events: list[RunEvent]) -> list[str]:
@@ -81,8 +105,11 @@ async def test_a_second_identical_request_does_not_refund_twice(harness: Harness
 
 @pytest.mark.parametrize(
     ("approver", "reason_code"),
-    [("usr_73", "requester_cannot_approve"), ("agent_2", "missing_role"),
-     ("ops_globex", "wrong_tenant")],
+    [
+        ("usr_73", "requester_cannot_approve"),
+        ("agent_2", "missing_role"),
+        ("ops_globex", "wrong_tenant"),
+    ],
 )
 async def test_an_approval_by_someone_not_allowed_is_refused_and_recorded(
     harness: Harness, approver: str, reason_code: str
@@ -117,8 +144,9 @@ async def test_a_rejected_approval_ends_with_an_answer_and_no_refund(harness: Ha
     run_id = await harness.start(REQUEST)
     state = await harness.until_approval_or_end(run_id)
     (approval_id,) = state.pending_approvals
-    await harness.decide(run_id, approval_id, "ops_lead_1", approve=False,
-                         reason="customer already got a voucher")
+    await harness.decide(
+        run_id, approval_id, "ops_lead_1", approve=False, reason="customer already got a voucher"
+    )
     events = await harness.finish(run_id)
 
     assert kinds(events).count("approval_requested") == 1  # a rejected proposal is not re-asked
