@@ -16,8 +16,8 @@ from activities.ledger import Ledger, LedgerUnavailable
 from activities.ports import ModelClient
 from activities.run_activities import RunActivities
 from agentledger.config import Settings
-from agentledger.errors import DatabaseUnavailable, ServerUnavailable
-from packs import get_pack, pack_names
+from agentledger.errors import ConfigError, DatabaseUnavailable, ServerUnavailable
+from packs import get_pack, pack_names, register_pack
 from workflows import AgentRunWorkflow
 
 # Pure, deterministic modules shared with the workflow sandbox instead of re-imported per run.
@@ -40,6 +40,11 @@ class Runtime:
 
     @classmethod
     def open(cls, settings: Settings) -> Runtime:
+        for entry in settings.extra_packs:
+            name, sep, target = entry.partition("=")
+            if not sep or ":" not in target:
+                raise ConfigError(f"AGENTLEDGER_PACKS entry {entry!r} is not name=module:attr")
+            register_pack(name.strip(), target.strip())
         try:
             ledger = Ledger.open(settings.ledger_url)
         except LedgerUnavailable as exc:

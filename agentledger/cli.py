@@ -30,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--request", default=DEFAULT_REQUEST)
     demo.add_argument("--user", default="usr_73")
     sub.add_parser("dev", help="start the server and a worker, and keep them up")
+    sub.add_parser("worker", help="run a worker against the configured server (no server start)")
     sub.add_parser("seed", help="load the packs' sample system of record")
     run = sub.add_parser("run", help="start a run and print its id")
     run.add_argument("pack")
@@ -66,6 +67,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] = {
     "demo": commands.demo,
     "dev": commands.dev,
+    "worker": commands.worker,
     "seed": commands.seed,
     "run": commands.run,
     "approve": commands.approve,

@@ -92,6 +92,15 @@ async def dev(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def worker(settings: Settings, args: argparse.Namespace) -> int:
+    """One member of a worker fleet: stateless, so start as many as the load needs."""
+    runtime = _runtime(settings)
+    client = await connect(settings)
+    say(f"· worker polling task queue {settings.task_queue} at {settings.address}")
+    await runtime.worker(client).run()
+    return 0
+
+
 async def seed(settings: Settings, args: argparse.Namespace) -> int:
     runtime = _runtime(settings)
     say("seeded" if runtime.seed() else "already seeded; nothing changed")

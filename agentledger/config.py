@@ -19,6 +19,8 @@ class Settings:
     namespace: str = "default"
     task_queue: str = "agentledger"
     demo_approver: str = "ops_lead_1"
+    extra_packs: tuple[str, ...] = ()
+    """``name=module:attribute`` entries: packs beyond the built-in ones (tests, user packs)."""
 
     @property
     def ledger_url(self) -> str:
@@ -58,4 +60,5 @@ def from_environment() -> Settings:
         namespace=env("AGENTLEDGER_NAMESPACE", "default"),
         task_queue=env("AGENTLEDGER_TASK_QUEUE", "agentledger"),
         demo_approver=env("AGENTLEDGER_DEMO_APPROVER", "ops_lead_1"),
+        extra_packs=tuple(p for p in env("AGENTLEDGER_PACKS", "").split(",") if p.strip()),
     )
