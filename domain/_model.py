@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Self
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -9,3 +11,20 @@ class Frozen(BaseModel):
     """An immutable value. Unknown fields are an error, so typos never pass silently."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def trusted(cls, **values: Any) -> Self:
+        """Build from values that were validated already (fields of a stored event).
+
+        The fold builds several records per event; skipping re-validation keeps ``project()``
+        within a small multiple of merely reading the events. Every field must be given.
+        """
+        if len(values) != len(cls.__pydantic_fields__):
+            missing = cls.__pydantic_fields__.keys() - values.keys()
+            raise TypeError(f"{cls.__name__}.trusted() needs every field; missing {missing}")
+        obj = cls.__new__(cls)
+        object.__setattr__(obj, "__dict__", values)
+        object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+        object.__setattr__(obj, "__pydantic_extra__", None)
+        object.__setattr__(obj, "__pydantic_private__", None)
+        return obj

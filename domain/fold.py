@@ -71,10 +71,16 @@ _DICT_FIELDS = (
 class _Draft:
     """Mutable working copy of a WorkingState; containers are copied once, on first use."""
 
-    __slots__ = ("f",)
+    __slots__ = ("_evidence_keys", "f", "steps", "tokens", "tool_calls")
 
     def __init__(self, state: WorkingState) -> None:
         f = dict(state.__dict__)
+        self.steps, self.tool_calls, self.tokens = (
+            state.used.steps,
+            state.used.tool_calls,
+            state.used.tokens,
+        )
+        self._evidence_keys: set[tuple[str, str]] | None = None
         for name in _TUPLE_FIELDS:
             f[name] = list(f[name])
         for name in _DICT_FIELDS:
@@ -83,20 +89,31 @@ class _Draft:
 
     def freeze(self) -> WorkingState:
         f = dict(self.f)
+        f["used"] = BudgetUsed.model_construct(
+            steps=self.steps, tool_calls=self.tool_calls, tokens=self.tokens
+        )
         for name in _TUPLE_FIELDS:
             f[name] = tuple(f[name])
         return WorkingState.model_construct(**f)
 
     def used(self, steps: int = 0, tool_calls: int = 0, tokens: int = 0) -> None:
-        u: BudgetUsed = self.f["used"]
-        self.f["used"] = BudgetUsed.model_construct(
-            steps=u.steps + steps, tool_calls=u.tool_calls + tool_calls, tokens=u.tokens + tokens
-        )
+        self.steps += steps
+        self.tool_calls += tool_calls
+        self.tokens += tokens
+
+    def first_evidence(self, source_id: str, revision: str) -> bool:
+        """True the first time a (source, revision) is seen; O(1) instead of a list scan."""
+        if self._evidence_keys is None:
+            self._evidence_keys = {(e.source_id, e.revision) for e in self.f["evidence"]}
+        if (source_id, revision) in self._evidence_keys:
+            return False
+        self._evidence_keys.add((source_id, revision))
+        return True
 
     def reject(self, seq: int, option: str, reason_code: str, detail: str) -> None:
         step = self.f["current_step"] or ""
         self.f["rejected_options"].append(
-            RejectedOption(
+            RejectedOption.trusted(
                 seq=seq, step=step, option=option, reason_code=reason_code, detail=detail
             )
         )
@@ -162,6 +179,8 @@ def _apply(d: _Draft, event: RunEvent) -> None:
             d.used(steps=1)
         case ContextPacketBuilt():
             f["last_packet_hash"] = event.packet_hash
+        case BudgetCharged():
+            d.used(steps=event.steps, tool_calls=event.tool_calls, tokens=event.tokens)
         case DecisionRecorded():
             _apply_decision(d, event)
         case DecisionRejected():
@@ -177,7 +196,7 @@ def _apply(d: _Draft, event: RunEvent) -> None:
         case EvidenceRecorded():
             _apply_evidence(d, event)
         case ApprovalRequested():
-            f["pending_approvals"][event.approval_id] = PendingApproval(
+            f["pending_approvals"][event.approval_id] = PendingApproval.model_construct(
                 approval_id=event.approval_id,
                 operation_id=event.operation_id,
                 proposal=event.proposal,
@@ -191,7 +210,7 @@ def _apply(d: _Draft, event: RunEvent) -> None:
         case ApprovalAttemptRefused() | MemoryProposed():
             pass  # audit-only: they change nothing the run knows
         case ErrorRecorded():
-            f["unresolved_errors"][event.error_id] = UnresolvedError(
+            f["unresolved_errors"][event.error_id] = UnresolvedError.model_construct(
                 error_id=event.error_id,
                 code=event.code,
                 message=event.message,
@@ -201,7 +220,7 @@ def _apply(d: _Draft, event: RunEvent) -> None:
             if f["unresolved_errors"].pop(event.error_id, None) is None:
                 raise InconsistentEvent(f"error {event.error_id} is not open")
         case CommitmentOpened():
-            f["open_commitments"][event.commitment_id] = OpenCommitment(
+            f["open_commitments"][event.commitment_id] = OpenCommitment.model_construct(
                 commitment_id=event.commitment_id,
                 description=event.description,
                 due_at=event.due_at,
@@ -209,8 +228,6 @@ def _apply(d: _Draft, event: RunEvent) -> None:
         case CommitmentClosed():
             if f["open_commitments"].pop(event.commitment_id, None) is None:
                 raise InconsistentEvent(f"commitment {event.commitment_id} is not open")
-        case BudgetCharged():
-            d.used(steps=event.steps, tool_calls=event.tool_calls, tokens=event.tokens)
         case HistoryCompacted():
             _apply_compaction(d, event)
         case RunCompleted():
@@ -236,7 +253,9 @@ def _apply_decision(d: _Draft, event: DecisionRecorded) -> None:
             d.f["phase"] = "acting"
             summary = f"answer; propose {decision.proposed_next_action.tool}"
     d.f["decisions"].append(
-        DecisionNote(seq=event.seq, step=event.step, decision_type=decision.type, summary=summary)
+        DecisionNote.trusted(
+            seq=event.seq, step=event.step, decision_type=decision.type, summary=summary
+        )
     )
 
 
@@ -244,7 +263,7 @@ def _apply_authorised(d: _Draft, event: ToolCallAuthorised) -> None:
     f = d.f
     if event.operation_id in f["in_flight"]:
         raise InconsistentEvent(f"operation {event.operation_id} is already in flight")
-    f["in_flight"][event.operation_id] = InFlightCall(
+    f["in_flight"][event.operation_id] = InFlightCall.trusted(
         operation_id=event.operation_id,
         tool=event.tool,
         arguments=event.arguments,
@@ -271,7 +290,7 @@ def _apply_receipt(d: _Draft, event: ToolReceiptRecorded) -> None:
         f["resources"][resource.resource_id] = resource
     if r.status == "in_doubt":
         return  # still in flight until reconciliation settles it
-    f["observations"][r.tool] = Observation(
+    f["observations"][r.tool] = Observation.trusted(
         operation_id=r.operation_id,
         tool=r.tool,
         status=r.status,
@@ -280,7 +299,7 @@ def _apply_receipt(d: _Draft, event: ToolReceiptRecorded) -> None:
     )
     del f["in_flight"][r.operation_id]
     f["completed_actions"].append(
-        CompletedAction(
+        CompletedAction.trusted(
             operation_id=r.operation_id,
             tool=r.tool,
             status=r.status,
@@ -295,10 +314,10 @@ def _apply_receipt(d: _Draft, event: ToolReceiptRecorded) -> None:
 
 def _apply_evidence(d: _Draft, event: EvidenceRecorded) -> None:
     f = d.f
-    if any(e.source_id == event.source_id and e.revision == event.revision for e in f["evidence"]):
+    if not d.first_evidence(event.source_id, event.revision):
         return
     f["evidence"].append(
-        EvidenceRef(
+        EvidenceRef.trusted(
             source_id=event.source_id,
             revision=event.revision,
             content_hash=event.content_hash,
@@ -327,7 +346,7 @@ def _apply_approval_decision(
         if event.kind == "approval_rejected"
         else "expired"
     )
-    f["approvals"][event.approval_id] = ApprovalOutcome(
+    f["approvals"][event.approval_id] = ApprovalOutcome.model_construct(
         approval_id=event.approval_id,
         operation_id=pending.operation_id,
         proposal_digest=pending.proposal_digest,
@@ -349,7 +368,10 @@ def _apply_approval_decision(
 def _apply_compaction(d: _Draft, event: HistoryCompacted) -> None:
     """At the head of a compacted log, load the facts; inside a full log, check them."""
     if d.f["status"] == "new":
-        d.f.update(_Draft(WorkingState.model_validate(event.facts)).f)
+        loaded = _Draft(WorkingState.model_validate(event.facts))
+        d.f.update(loaded.f)
+        d.steps, d.tool_calls, d.tokens = loaded.steps, loaded.tool_calls, loaded.tokens
+        d._evidence_keys = None
         return
     if event.through_seq != d.f["last_seq"] or state_hash(d.freeze()) != event.facts_hash:
         raise InconsistentEvent(f"history_compacted #{event.seq} does not match the log")
