@@ -7,10 +7,12 @@ events rides on a round trip the step needs anyway. All are safe to retry.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from functools import lru_cache
 
 from pydantic import TypeAdapter, ValidationError
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from activities.ledger import Ledger
 from activities.messages import (
@@ -94,7 +96,15 @@ class RunActivities:
         self._ledger.put_packet(
             packet.packet_hash, params.run_id, params.step, packet.model_dump(mode="json")
         )
-        reply = self._models[manifest.model.provider].decide(packet, manifest.model)
+        model = self._models.get(manifest.model.provider)
+        if model is None:
+            raise ApplicationError(
+                f"no model provider {manifest.model.provider!r} on this worker "
+                f"(has: {', '.join(sorted(self._models))})",
+                type="UnknownModelProvider",
+                non_retryable=True,
+            )
+        reply = model.decide(packet, manifest.model)
         used = reply.usage.input_tokens + reply.usage.output_tokens or packet.total_tokens
         summary = _summary(packet)
         try:
@@ -145,27 +155,7 @@ class RunActivities:
         state = params.state
         assert state.work_order is not None
         pack = self._packs(state.work_order.pack)
-        candidates = [
-            *candidates_from_state(state, _instructions(manifest, params), params.now),
-            *_observations(state),
-        ]
-        definitions = {
-            name: ToolDefinition.from_contract(c)
-            for name, c in pack.contracts.items()
-            if manifest.grant(name) is not None
-        }
-        return build_context(
-            manifest.step(params.step),
-            state.work_order.principal,
-            state,
-            candidates,
-            manifest.policy_version,
-            manifest.token_budget,
-            params.now,
-            tool_definitions=definitions,
-            model_settings_digest=sha256_hex(manifest.model.model_dump(mode="json")),
-            counter=counter_for_encoding(manifest.model.encoding),
-        )
+        return build_step_packet(pack, manifest, params.step, state, params.now)
 
     def _tool_call(self, params: ToolStepInput) -> tuple[ToolImplementation, ToolCall]:
         pack = self._packs(params.pack)
@@ -206,7 +196,35 @@ class RunActivities:
         )
 
 
-def _instructions(manifest: ExecutionManifest, params: ModelStepInput) -> list[ContextItem]:
+def build_step_packet(
+    pack: Pack, manifest: ExecutionManifest, step: str, state: WorkingState, now: datetime
+) -> ContextPacket:
+    """The packet for one step: candidates from the state, compiled under the manifest."""
+    assert state.work_order is not None
+    candidates = [
+        *candidates_from_state(state, _instructions(manifest, step, now), now),
+        *_observations(state),
+    ]
+    definitions = {
+        name: ToolDefinition.from_contract(c)
+        for name, c in pack.contracts.items()
+        if manifest.grant(name) is not None
+    }
+    return build_context(
+        manifest.step(step),
+        state.work_order.principal,
+        state,
+        candidates,
+        manifest.policy_version,
+        manifest.token_budget,
+        now,
+        tool_definitions=definitions,
+        model_settings_digest=sha256_hex(manifest.model.model_dump(mode="json")),
+        counter=counter_for_encoding(manifest.model.encoding),
+    )
+
+
+def _instructions(manifest: ExecutionManifest, step: str, now: datetime) -> list[ContextItem]:
     return [
         ContextItem.make(
             id=i.id,
@@ -214,8 +232,8 @@ def _instructions(manifest: ExecutionManifest, params: ModelStepInput) -> list[C
             content=i.text,
             source=f"instructions@{manifest.instruction_bundle[:19]}",
             trust_level="instruction",
-            created_at=params.now,
-            required_for_step=(params.step,),
+            created_at=now,
+            required_for_step=(step,),
         )
         for i in manifest.instructions
     ]

@@ -20,6 +20,9 @@ from agentledger.errors import ConfigError, DatabaseUnavailable, ServerUnavailab
 from packs import get_pack, pack_names, register_pack
 from workflows import AgentRunWorkflow
 
+# A compaction event carries a long run's whole typed state; Temporal's own payload limit is 2 MB.
+LEDGER_MAX_EVENT_BYTES = 1 << 20
+
 # Pure, deterministic modules shared with the workflow sandbox instead of re-imported per run.
 PASSTHROUGH = (
     "domain",
@@ -46,7 +49,7 @@ class Runtime:
                 raise ConfigError(f"AGENTLEDGER_PACKS entry {entry!r} is not name=module:attr")
             register_pack(name.strip(), target.strip())
         try:
-            ledger = Ledger.open(settings.ledger_url)
+            ledger = Ledger.open(settings.ledger_url, max_event_bytes=LEDGER_MAX_EVENT_BYTES)
         except LedgerUnavailable as exc:
             raise DatabaseUnavailable(
                 f"{exc}. Check AGENTLEDGER_DATABASE_URL / --database-url."

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 
 from activities.ports import ModelReply, ModelUsage, ToolCall, ToolOutput
 from domain.context import EXAMPLE_BUDGET, SUPPORT_STEP_PROFILES, ContextPacket
-from domain.manifest import AgentProfile, Instruction, ModelProfile, ToolGrant
+from domain.manifest import AgentProfile, CompactionPolicy, Instruction, ModelProfile, ToolGrant
 from domain.principal import Principal
 from domain.tools import ToolContract
 from domain.workorder import Budget, WorkOrder
@@ -57,9 +57,11 @@ class LoopModel:
 
     def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply:
         ws = packet.working_state
-        done = ws.get("completed_actions")
-        count = len(done) if isinstance(done, list) else 0
+        budget = ws.get("remaining_budget")
+        left = budget.get("tool_calls_remaining") if isinstance(budget, dict) else None
         limit = int(profile.settings.get("steps", 10))  # type: ignore[arg-type]
+        # The budget is steps + 1 tool calls; what is left says how many were made.
+        count = limit + 1 - left if isinstance(left, int) else 0
         output: dict[str, JsonValue]
         if packet.step == "draft_answer":
             output = {"type": "answer", "answer": f"done after {count} calls"}
@@ -70,47 +72,62 @@ class LoopModel:
         return ModelReply(output=output, usage=ModelUsage(input_tokens=packet.total_tokens))
 
 
-STEPS = 20
 _choose = SUPPORT_STEP_PROFILES["choose_next_action"].model_copy(
     update={"allowed_tools": ("noop",)}
 )
 _answer = SUPPORT_STEP_PROFILES["draft_answer"].model_copy(
     update={"proposable_actions": (), "conditional_kinds": ()}
 )
-PROFILE = AgentProfile(
-    profile_id="bench-loop",
-    agent_version="bench-1",
-    instructions=(Instruction(id="instr:loop", text="Call noop until told to stop."),),
-    model=ModelProfile(name="loop", provider="loop", model="loop", settings={"steps": STEPS}),
-    tool_grants=(ToolGrant.of(NOOP, ["choose_next_action"]),),
-    step_profiles=(_choose, _answer),
-    token_budget=EXAMPLE_BUDGET,
-    policy_bundle="none",
-    budgets=Budget(steps=STEPS + 5, tool_calls=STEPS + 1, tokens=10_000_000),
-)
-
 BENCH_PRINCIPAL = Principal(user_id="bench", tenant_id="bench", scopes=frozenset({"bench"}))
 
 
-def make_work_order(request: str, principal: Principal) -> WorkOrder:
-    return WorkOrder(
-        objective="loop",
-        request_text=request,
-        principal=principal,
-        pack="bench",
-        agent_profile_id=PROFILE.profile_id,
-        budget=PROFILE.budgets,
+def build_pack(name: str, steps: int, compaction: CompactionPolicy | None = None) -> Pack:
+    """A loop of ``steps`` no-op tool calls, then an answer."""
+    profile = AgentProfile(
+        profile_id=f"{name}-loop",
+        agent_version="bench-1",
+        instructions=(Instruction(id="instr:loop", text="Call noop until told to stop."),),
+        model=ModelProfile(name="loop", provider="loop", model="loop", settings={"steps": steps}),
+        tool_grants=(ToolGrant.of(NOOP, ["choose_next_action"]),),
+        step_profiles=(_choose, _answer),
+        token_budget=EXAMPLE_BUDGET,
+        policy_bundle="none",
+        budgets=Budget(steps=steps + 5, tool_calls=steps + 1, tokens=10**12),
+        compaction=compaction or CompactionPolicy(),
+    )
+
+    def make_work_order(request: str, principal: Principal) -> WorkOrder:
+        return WorkOrder(
+            objective="loop",
+            request_text=request,
+            principal=principal,
+            pack=name,
+            agent_profile_id=profile.profile_id,
+            budget=profile.budgets,
+        )
+
+    return Pack(
+        name=name,
+        profile=profile,
+        tools={"noop": Noop()},
+        principals=(BENCH_PRINCIPAL,),
+        models={"loop": LoopModel()},
+        install=lambda engine: None,
+        seed=lambda engine: False,
+        make_work_order=make_work_order,
+        policy_version=lambda engine: "none",
     )
 
 
-PACK = Pack(
-    name="bench",
-    profile=PROFILE,
-    tools={"noop": Noop()},
-    principals=(BENCH_PRINCIPAL,),
-    models={"loop": LoopModel()},
-    install=lambda engine: None,
-    seed=lambda engine: False,
-    make_work_order=make_work_order,
-    policy_version=lambda engine: "none",
+STEPS = 20
+PACK = build_pack("bench", STEPS)
+LONG_STEPS = 1_000
+LONG_PACK = build_pack(
+    "bench_long", LONG_STEPS, CompactionPolicy(max_history_events=800, max_history_bytes=2_000_000)
+)
+UNCOMPACTED_PACK = build_pack(
+    "bench_flat", 200, CompactionPolicy(max_history_events=50_000, max_history_bytes=40_000_000)
+)
+CONTINUING_PACK = build_pack(
+    "bench_can", 30, CompactionPolicy(max_history_events=120, max_history_bytes=2_000_000)
 )

@@ -79,7 +79,7 @@ async def _agentledger(stack, runs: int) -> list[float]:  # type: ignore[no-unty
     timings = []
     async with runtime.worker(stack.client):
         for _ in range(runs + 1):
-            order = _noop_pack.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
+            order = _noop_pack.PACK.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
             started = time.perf_counter()
             handle = await client_ops.start_run(stack.client, stack.settings.task_queue, order)
             result = await handle.result()

@@ -33,6 +33,13 @@ class ModelProfile(Frozen):
     encoding: str = "cl100k_base"
 
 
+class CompactionPolicy(Frozen):
+    """When a long run continues as new: well below Temporal's 51,200 events / 50 MB limits."""
+
+    max_history_events: int = 2_000
+    max_history_bytes: int = 4_000_000
+
+
 class ToolGrant(Frozen):
     """A tool the attempt may use, pinned to its contract version and schema hash."""
 
@@ -70,6 +77,7 @@ class AgentProfile(Frozen):
     budgets: Budget = Field(default_factory=Budget)
     evaluation_profile: str = "none"
     approval_ttl_seconds: int = 24 * 3600
+    compaction: CompactionPolicy = Field(default_factory=CompactionPolicy)
 
 
 class ExecutionManifest(Frozen):
@@ -89,6 +97,7 @@ class ExecutionManifest(Frozen):
     budgets: Budget
     evaluation_profile: str
     approval_ttl_seconds: int
+    compaction: CompactionPolicy = Field(default_factory=CompactionPolicy)
 
     @property
     def hash(self) -> str:
@@ -135,4 +144,5 @@ def resolve_manifest(
         budgets=profile.budgets,
         evaluation_profile=profile.evaluation_profile,
         approval_ttl_seconds=profile.approval_ttl_seconds,
+        compaction=profile.compaction,
     )

@@ -79,7 +79,7 @@ class ToolContract:
     resource_argument: str | None = None
     fact_bounds: tuple[FactBound, ...] = ()
     model_view: ModelView = field(default_factory=ModelView)
-    summary_template: str = "{tool}: {status}"
+    summary_template: str = "{tool} result"
 
     @property
     def idempotency(self) -> Literal["none", "runtime_key"]:

@@ -1,5 +1,11 @@
 """Temporal orchestration: the run loop, approvals over updates, timers and queries."""
 
-from workflows.agent_run import AgentRunWorkflow, ApprovalDecision, ApprovalResult, RunInput
+from workflows.agent_run import (
+    AgentRunWorkflow,
+    ApprovalDecision,
+    ApprovalResult,
+    Continuation,
+    RunInput,
+)
 
-__all__ = ["AgentRunWorkflow", "ApprovalDecision", "ApprovalResult", "RunInput"]
+__all__ = ["AgentRunWorkflow", "ApprovalDecision", "ApprovalResult", "Continuation", "RunInput"]

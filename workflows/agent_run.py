@@ -27,8 +27,9 @@ with workflow.unsafe.imports_passed_through():
     )
     from domain import events as ev
     from domain.approvals import check_approval_decision
+    from domain.compaction import can_compact, compact, context_state
     from domain.decisions import Answer, CallTool, ToolCallProposal
-    from domain.fold import evolve
+    from domain.fold import evolve, state_hash
     from domain.governance import Allow, Authorization, Deny, authorize
     from domain.manifest import ExecutionManifest
     from domain.principal import Principal
@@ -39,6 +40,15 @@ with workflow.unsafe.imports_passed_through():
     from packs import contracts_for
 
 _MODEL_TIMEOUT = timedelta(seconds=60)
+# Model calls: Temporal owns retries (provider SDK retries are off); a configuration error or a
+# rejected request is final, and a provider that stays down ends the run instead of looping.
+_MODEL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=60),
+    maximum_attempts=8,
+    non_retryable_error_types=["ModelConfigError", "ModelRequestRejected", "UnknownModelProvider"],
+)
 _RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),
     backoff_coefficient=2.0,
@@ -46,10 +56,21 @@ _RETRY = RetryPolicy(
 )
 
 
+class Continuation(BaseModel):
+    """What a run carries across continue-as-new: its exact state, that state's hash, and the
+    attempt's frozen manifest (the attempt does not change, so neither does its manifest)."""
+
+    model_config = ConfigDict(frozen=True)
+    state: WorkingState
+    state_hash: str
+    manifest: ExecutionManifest
+
+
 class RunInput(BaseModel):
     model_config = ConfigDict(frozen=True)
     run_id: str
     work_order: WorkOrder
+    continued: Continuation | None = None
 
 
 class ApprovalDecision(BaseModel):
@@ -77,6 +98,24 @@ class AgentRunWorkflow:
     # ----------------------------------------------------------------- the loop
     @workflow.run
     async def run(self, params: RunInput) -> dict[str, Any]:
+        if params.continued is not None:
+            self._resume(params.continued)
+        else:
+            await self._start(params)
+        while self._state.status == "running":
+            step = next_step(self._state)
+            if step is None:
+                await self._act_on_proposal()
+            elif not self._within_budget():
+                break
+            else:
+                await self._run_step(step)
+            if self._history_too_long() and can_compact(self._state):
+                await self._continue_as_new(params)
+        await self._flush()
+        return {"status": self._state.status, "answer": self._final_answer()}
+
+    async def _start(self, params: RunInput) -> None:
         self._manifest = await workflow.execute_activity(
             "prepare_run",
             PrepareRunInput(run_id=params.run_id, work_order=params.work_order),
@@ -90,33 +129,67 @@ class AgentRunWorkflow:
             work_order=params.work_order,
             policy_version=self._manifest.policy_version,
         )
-        while self._state.status == "running":
-            step = next_step(self._state)
-            if step is None:
-                await self._act_on_proposal()
-            elif not self._within_budget():
-                break
-            else:
-                await self._run_step(step)
+
+    def _resume(self, carried: Continuation) -> None:
+        if state_hash(carried.state) != carried.state_hash:
+            raise ApplicationError(
+                "the state carried across continue-as-new does not match its hash",
+                type="carried_state_mismatch",
+                non_retryable=True,
+            )
+        self._state, self._manifest = carried.state, carried.manifest
+        self._manifest_hash = carried.manifest.hash
+
+    def _history_too_long(self) -> bool:
+        info, policy = workflow.info(), self._manifest_().compaction
+        return (
+            info.get_current_history_length() > policy.max_history_events
+            or info.get_current_history_size() > policy.max_history_bytes
+        )
+
+    async def _continue_as_new(self, params: RunInput) -> None:
+        """Record the exact facts, persist them, drain handlers, then start afresh with them."""
+        event = compact(self._state, recorded_at=workflow.now(), manifest_hash=self._manifest_hash)
+        self._state = evolve(self._state, event)
+        self._outbox.append(event)
         await self._flush()
-        return {"status": self._state.status, "answer": self._final_answer()}
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        carried = Continuation(
+            state=self._state, state_hash=state_hash(self._state), manifest=self._manifest_()
+        )
+        workflow.continue_as_new(
+            RunInput(run_id=params.run_id, work_order=params.work_order, continued=carried)
+        )
 
     async def _run_step(self, step: str) -> None:
         self._emit(ev.StepStarted, step=step)
-        result = await workflow.execute_activity(
-            "model_step",
-            ModelStepInput(
-                run_id=self._state.run_id,
-                step=step,
-                manifest_hash=self._manifest_hash,
-                state=self._state,
-                now=workflow.now(),
-                outbox=self._take_outbox(),
-            ),
-            result_type=ModelStepResult,
-            start_to_close_timeout=_MODEL_TIMEOUT,
-            retry_policy=_RETRY,
-        )
+        outbox = self._take_outbox()
+        try:
+            result = await workflow.execute_activity(
+                "model_step",
+                ModelStepInput(
+                    run_id=self._state.run_id,
+                    step=step,
+                    manifest_hash=self._manifest_hash,
+                    state=context_state(self._state),
+                    now=workflow.now(),
+                    outbox=outbox,
+                ),
+                result_type=ModelStepResult,
+                start_to_close_timeout=_MODEL_TIMEOUT,
+                retry_policy=_MODEL_RETRY,
+            )
+        except ActivityError as exc:
+            # Appends are idempotent: resend what may not have landed with the final flush.
+            self._outbox = outbox + self._outbox
+            cause = exc.cause
+            self._emit(
+                ev.RunFailed,
+                reason_code="model_unavailable",
+                message=f"{getattr(cause, 'type', None) or 'error'}: "
+                f"{getattr(cause, 'message', None) or exc}",
+            )
+            return
         if result.packet is not None:
             self._emit(
                 ev.ContextPacketBuilt,
@@ -303,7 +376,10 @@ class AgentRunWorkflow:
         self._emit(ev.ToolReceiptRecorded, receipt=doubt)
         receipt: Receipt = await workflow.execute_activity(
             "reconcile_tool",
-            call.model_copy(update={"outbox": self._take_outbox(), "now": workflow.now()}),
+            # The failed call's outbox may not have landed; appends are idempotent, so resend it.
+            call.model_copy(
+                update={"outbox": call.outbox + self._take_outbox(), "now": workflow.now()}
+            ),
             result_type=Receipt,
             start_to_close_timeout=_MODEL_TIMEOUT,
             retry_policy=_RETRY,

@@ -93,10 +93,17 @@ def build_context(
     tools = _visible(step.allowed_tools, tool_definitions)
     proposable = _visible(step.proposable_actions, tool_definitions)
     fixed = _fixed_tokens(step, policy_version, tools, proposable, tally)
-    view, view_tokens = _working_view(step, working_state, now, tally)
+    required_kinds = step.required_kinds_for(working_state)
+    # Required items that share the working-state pool (the user's request) are reserved first:
+    # a long run's state view compacts to its latest receipts rather than crowd them out.
+    reserve = sum(
+        tally.tokens(i)
+        for i in relevant
+        if i.kind in required_kinds and SECTION_OF_KIND[i.kind].pool == "working_state"
+    )
+    view, view_tokens = _working_view(step, working_state, now, tally, reserve)
     conflicts = find_conflicts(relevant, working_state)
     conflict_tokens = _conflict_tokens(conflicts, tally)
-    required_kinds = step.required_kinds_for(working_state)
     named = named_ids(allowed, relevance)
     required = required_ids_for(relevant, named, required_kinds, tally.omissions)
     sections = _fill_sections(relevant, required, tally, view_tokens)
@@ -195,7 +202,7 @@ def _fixed_tokens(
 
 
 def _working_view(
-    step: StepProfile, state: WorkingState, now: datetime, tally: Tally
+    step: StepProfile, state: WorkingState, now: datetime, tally: Tally, reserve: int
 ) -> tuple[dict[str, JsonValue], int]:
     """The state view, compacted to the latest receipts only if the pool demands it."""
     view = state_view(state, step.state_fields)
@@ -205,7 +212,8 @@ def _working_view(
     for keep_last in (None, 3, 0):
         shown = view if keep_last is None else compact_view(view, keep_last)
         size = tally.counter.count(state_text(shown))
-        if tally.charge("working_state", size):
+        if size + reserve <= tally.remaining["working_state"]:
+            tally.charge("working_state", size)
             return shown, size
     tally.problem("working_state", "oversize", size)
     return view, size

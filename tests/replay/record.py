@@ -44,10 +44,31 @@ async def _record(name: str, approve: bool) -> None:
         print(f"recorded {name}: {len(history.events)} history events")
 
 
+async def _record_continue_as_new() -> None:
+    """A 30-step loop that continues as new every ~120 history events: every run of the chain."""
+    from bench import _noop_pack
+    from packs import register_pack
+
+    register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")
+    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+        order = _noop_pack.CONTINUING_PACK.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
+        handle = await client_ops.start_run(
+            stack.client, stack.settings.task_queue, order, run_id="replay-continue-as-new"
+        )
+        await handle.result()
+        runs = [e async for e in stack.client.list_workflows(f'WorkflowId = "{handle.id}"')]
+        for index, execution in enumerate(sorted(runs, key=lambda e: e.start_time)):
+            run = stack.client.get_workflow_handle(handle.id, run_id=execution.run_id)
+            history = await run.fetch_history()
+            (HISTORIES / f"loop_continue_as_new_{index}.json").write_text(history.to_json())
+        print(f"recorded loop_continue_as_new: {len(runs)} runs")
+
+
 async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     await _record("refund_approved", approve=True)
     await _record("refund_rejected", approve=False)
+    await _record_continue_as_new()
 
 
 if __name__ == "__main__":
