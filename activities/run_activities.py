@@ -71,8 +71,17 @@ class RunActivities:
     @activity.defn(name="prepare_run")
     def prepare_run(self, params: PrepareRunInput) -> ExecutionManifest:
         pack = self._packs(params.work_order.pack)
+        profile, override = pack.profile, params.work_order.model_override
+        if override is not None:
+            if override.provider not in self._models:
+                raise ApplicationError(
+                    f"no model provider {override.provider!r} on this worker",
+                    type="UnknownModelProvider",
+                    non_retryable=True,
+                )
+            profile = profile.model_copy(update={"model": override})
         manifest = resolve_manifest(
-            pack.profile,
+            profile,
             attempt_id=f"{params.run_id}/{activity.info().workflow_run_id}",
             work_order_digest=sha256_hex(params.work_order.model_dump(mode="json")),
             memory_snapshot="none",
@@ -107,6 +116,12 @@ class RunActivities:
         reply = model.decide(packet, manifest.model)
         used = reply.usage.input_tokens + reply.usage.output_tokens or packet.total_tokens
         summary = _summary(packet)
+        if reply.output.get("type") == "malformed_reply":
+            return ModelStepResult(
+                packet=summary,
+                tokens_used=used,
+                rejection=f"model reply unusable: {reply.output.get('problem')}",
+            )
         try:
             decision = _DECISION.validate_python(reply.output)
         except ValidationError as exc:

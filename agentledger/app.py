@@ -13,6 +13,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.ledger import Ledger, LedgerUnavailable
+from activities.models import model_clients
 from activities.ports import ModelClient
 from activities.run_activities import RunActivities
 from agentledger.config import Settings
@@ -69,7 +70,9 @@ class Runtime:
         return created
 
     def models(self) -> Mapping[str, ModelClient]:
-        return {k: v for name in pack_names() for k, v in get_pack(name).models.items()}
+        """Every pack's scripted models (``playbook``) plus the real providers."""
+        packs = {k: v for name in pack_names() for k, v in get_pack(name).models.items()}
+        return {**packs, **model_clients(self.settings)}
 
     def worker(self, client: Client, *, max_concurrent: int = 64) -> Worker:
         activities = RunActivities(self.ledger, self.models())

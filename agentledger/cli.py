@@ -29,6 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the refund scenario end to end on the embedded stack")
     demo.add_argument("--request", default=DEFAULT_REQUEST)
     demo.add_argument("--user", default="usr_73")
+    _model_flags(demo)
     sub.add_parser("dev", help="start the server and a worker, and keep them up")
     sub.add_parser("worker", help="run a worker against the configured server (no server start)")
     sub.add_parser("seed", help="load the packs' sample system of record")
@@ -37,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("request")
     run.add_argument("--user", required=True)
     run.add_argument("--wait", action="store_true", help="wait until it ends or needs approval")
+    _model_flags(run)
     approve = sub.add_parser("approve", help="approve (or --reject) a pending action")
     approve.add_argument("run_id")
     approve.add_argument("approval_id")
@@ -54,6 +56,19 @@ def _parser() -> argparse.ArgumentParser:
     stop = sub.add_parser("stop", help="stop the embedded Temporal server")
     stop.set_defaults(temporal_address=None)
     return parser
+
+
+def _model_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        choices=("playbook", "openai-compatible"),
+        default="playbook",
+        help="playbook: the offline scripted policy; openai-compatible: any "
+        "chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM)",
+    )
+    parser.add_argument("--base-url", help="the endpoint, e.g. http://127.0.0.1:8080/v1")
+    parser.add_argument("--model-name", default="gpt-4.1-mini")
+    parser.add_argument("--api-key-env", help="name of the variable holding the API key")
 
 
 def _settings(args: argparse.Namespace) -> Settings:

@@ -8,6 +8,7 @@ import sys
 
 import orjson
 
+from activities.models import openai_compatible_profile
 from agentledger import client_ops
 from agentledger.app import Runtime, connect
 from agentledger.config import Settings
@@ -15,6 +16,7 @@ from agentledger.devserver import ensure_dev_server, stop_dev_server
 from agentledger.errors import ConfigError, NotFound
 from agentledger.render import packet_lines, timeline
 from domain.fold import project
+from domain.workorder import WorkOrder
 from packs import UnknownPack, get_pack
 
 say = print
@@ -47,7 +49,7 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
     principal = _principal(runtime, args.user)
     async with runtime.worker(client):
         say("· worker running in-process on task queue " + settings.task_queue)
-        work_order = get_pack("support").make_work_order(args.request, principal)
+        work_order = _with_model(get_pack("support").make_work_order(args.request, principal), args)
         handle = await client_ops.start_run(client, settings.task_queue, work_order)
         say(f'· run {handle.id} started for {principal.user_id}: "{args.request}"')
         state = await client_ops.wait_for(client, handle.id, pending_approval=True)
@@ -114,11 +116,10 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
     except UnknownPack as exc:
         raise ConfigError(str(exc)) from None
     client = await connect(settings)
-    handle = await client_ops.start_run(
-        client,
-        settings.task_queue,
-        pack.make_work_order(args.request, _principal(runtime, args.user)),
+    work_order = _with_model(
+        pack.make_work_order(args.request, _principal(runtime, args.user)), args
     )
+    handle = await client_ops.start_run(client, settings.task_queue, work_order)
     say(handle.id)
     if args.wait:
         state = await client_ops.wait_for(client, handle.id, pending_approval=True)
@@ -213,6 +214,20 @@ def _principal(runtime: Runtime, user_id: str):  # type: ignore[no-untyped-def]
             "`agentledger seed` (e.g. usr_73, ops_lead_1)"
         )
     return principal
+
+
+def _with_model(work_order: WorkOrder, args: argparse.Namespace) -> WorkOrder:
+    """Pin a real provider for this run when asked; the manifest freezes the choice."""
+    if args.model == "playbook":
+        return work_order
+    if not args.base_url:
+        raise ConfigError(
+            "--model openai-compatible needs --base-url, e.g. http://127.0.0.1:8080/v1"
+        )
+    profile = openai_compatible_profile(
+        args.base_url, args.model_name, api_key_env=args.api_key_env
+    )
+    return work_order.model_copy(update={"model_override": profile})
 
 
 def _where(runtime: Runtime) -> str:

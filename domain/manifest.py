@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import Field, JsonValue
+from pydantic import Field
 
 from domain._model import Frozen
 from domain.canonical import sha256_hex
 from domain.context import StepProfile, TokenBudget
 from domain.errors import ManifestError
+from domain.model_profile import ModelProfile as ModelProfile  # re-exported: part of a manifest
 from domain.tools import Risk, Scope, ToolContract
 from domain.workorder import Budget
 
@@ -21,16 +22,6 @@ from domain.workorder import Budget
 class Instruction(Frozen):
     id: str
     text: str
-
-
-class ModelProfile(Frozen):
-    """Which model decides, with which settings. ``encoding`` selects the token counter."""
-
-    name: str
-    provider: str
-    model: str
-    settings: dict[str, JsonValue] = Field(default_factory=dict)
-    encoding: str = "cl100k_base"
 
 
 class CompactionPolicy(Frozen):

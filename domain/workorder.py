@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from domain._model import Frozen
+from domain.model_profile import ModelProfile
 from domain.principal import Principal
 
 
@@ -27,3 +28,6 @@ class WorkOrder(Frozen):
     agent_profile_id: str
     references: dict[str, str] = Field(default_factory=dict)
     budget: Budget = Field(default_factory=Budget)
+    model_override: ModelProfile | None = None
+    """A model chosen for this run instead of the profile's (an endpoint, a model name and the
+    name of the variable holding its key — never the key itself). Frozen into the manifest."""

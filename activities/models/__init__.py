@@ -1,0 +1,30 @@
+"""Real model providers behind the ``ModelClient`` port (``activities.ports``).
+
+``openai_compatible`` talks to any OpenAI chat-completions endpoint (OpenAI, Azure, vLLM, Ollama,
+llama.cpp servers, LiteLLM). Provider failures are typed ``ApplicationError``s (see
+``_errors``); replies that are not valid decisions come back as output for the model step to
+reject and record.
+"""
+
+from activities.models._client import OpenAICompatibleClient
+from activities.models._parse import MALFORMED, parse_reply, parse_usage
+from activities.models._registry import (
+    OPENAI_COMPATIBLE,
+    model_clients,
+    openai_compatible_profile,
+)
+from activities.models._render import chat_request, messages
+from activities.models._settings import ProviderSettings
+
+__all__ = [
+    "MALFORMED",
+    "OPENAI_COMPATIBLE",
+    "OpenAICompatibleClient",
+    "ProviderSettings",
+    "chat_request",
+    "messages",
+    "model_clients",
+    "openai_compatible_profile",
+    "parse_reply",
+    "parse_usage",
+]

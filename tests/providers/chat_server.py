@@ -1,0 +1,97 @@
+"""A local HTTP server speaking the chat-completions wire format, with scripted replies.
+
+Real sockets on 127.0.0.1 (no mock transport): the client under test opens connections, sends
+JSON and reads status codes, headers and bodies exactly as it would from a provider. Each request
+pops the next scripted reply; every request is recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int = 200
+    body: bytes | dict[str, Any] = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+    def payload(self) -> bytes:
+        return json.dumps(self.body).encode() if isinstance(self.body, dict) else self.body
+
+
+@dataclass(frozen=True)
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class ChatServer:
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._script)
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _next(self, recorded: Recorded) -> Reply:
+        with self._lock:
+            self.requests.append(recorded)
+            if not self._script:
+                return Reply(status=500, body={"error": {"message": "script exhausted"}})
+            return self._script.popleft()
+
+
+def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            recorded = Recorded(self.path, dict(self.headers.items()), json.loads(raw or b"{}"))
+            reply = server._next(recorded)
+            time.sleep(reply.delay)
+            payload = reply.payload()
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test); nothing to deliver
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler

@@ -1,0 +1,91 @@
+"""A worker whose support pack decides with a given model profile, for end-to-end provider runs.
+
+Same workflow, activities and sandbox settings as ``Runtime.worker``; only the pack's profile
+(and so the manifest's frozen ModelProfile) and the installed model clients differ.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from activities.ports import ModelClient
+from activities.run_activities import RunActivities
+from agentledger import client_ops
+from agentledger.app import PASSTHROUGH, Runtime, connect
+from agentledger.config import Settings
+from agentledger.devserver import DevServer
+from domain.events import RunEvent
+from domain.manifest import ModelProfile
+from domain.workorder import Budget
+from packs import Pack, get_pack
+from tests._temporal import Harness
+from workflows import AgentRunWorkflow
+
+REQUEST = "Can I get a refund for order ord_4821? It arrived late."
+
+
+def pack_with(profile: ModelProfile) -> Pack:
+    support = get_pack("support")
+    return dataclasses.replace(
+        support, profile=support.profile.model_copy(update={"model": profile})
+    )
+
+
+@asynccontextmanager
+async def provider_harness(
+    server: DevServer, data_dir: Path, profile: ModelProfile, models: Mapping[str, ModelClient]
+) -> AsyncIterator[Harness]:
+    settings = Settings(
+        data_dir=data_dir,
+        database_url=f"sqlite:///{data_dir / 'ledger.db'}",
+        temporal_address=server.address,
+        task_queue=f"providers-{uuid.uuid4().hex[:10]}",
+    )
+    runtime = Runtime.open(settings)
+    runtime.seed()
+    pack = pack_with(profile)
+    activities = RunActivities(
+        runtime.ledger,
+        {**runtime.models(), **models},
+        packs=lambda name: pack if name == "support" else get_pack(name),
+    )
+    client = await connect(settings)
+    worker = Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=[AgentRunWorkflow],
+        activities=activities.all(),
+        activity_executor=ThreadPoolExecutor(max_workers=4),
+        workflow_runner=SandboxedWorkflowRunner(
+            restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
+        ),
+    )
+    async with worker:
+        yield Harness(runtime, client, settings)
+    runtime.ledger.engine.dispose()
+
+
+async def run_to_end(
+    harness: Harness, *, budget: Budget | None = None, approve: bool = False, timeout: float = 120
+) -> list[RunEvent]:
+    """Start the refund request, decide any approval as the demo approver, return the log."""
+    work_order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
+    if budget is not None:
+        work_order = work_order.model_copy(update={"budget": budget})
+    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    while True:
+        state = await client_ops.wait_for(
+            harness.client, handle.id, pending_approval=True, timeout=timeout
+        )
+        if not state.pending_approvals:
+            return await harness.finish(handle.id)
+        for approval_id in list(state.pending_approvals):
+            await harness.decide(handle.id, approval_id, "ops_lead_1", approve=approve)
