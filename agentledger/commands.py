@@ -182,7 +182,10 @@ async def approvals(settings: Settings, args: argparse.Namespace) -> int:
 async def verify(settings: Settings, args: argparse.Namespace) -> int:
     runtime = _runtime(settings)
     stored = project(runtime.ledger.read(args.run_id))
-    live = await client_ops.live_state(await connect(settings), args.run_id)
+    client = await connect(settings)
+    # A query is answered by a worker (replaying the history if the run has ended): bring one.
+    async with runtime.worker(client):
+        live = await client_ops.live_state(client, args.run_id)
     ours, theirs = stored.model_dump(mode="json"), live.model_dump(mode="json")
     if stored.last_seq < live.last_seq:
         say(

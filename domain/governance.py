@@ -106,7 +106,9 @@ def authorize(
     except ValidationError as exc:
         return Deny(reason_code="invalid_arguments", detail=_brief(exc), protocol_error=True)
     arguments: dict[str, JsonValue] = parsed.model_dump(mode="json")
-    refusal = _policy_refusal(contract, grant, arguments, state, principal)
+    refusal = _work_order_refusal(contract.name, arguments, state) or _policy_refusal(
+        contract, grant, arguments, state, principal
+    )
     if refusal is not None:
         return refusal
     digest = arguments_digest(contract.name, arguments)
@@ -122,6 +124,29 @@ def authorize(
         arguments_digest=digest,
         idempotency_key=key,
     )
+
+
+def _work_order_refusal(
+    tool: str, arguments: dict[str, JsonValue], state: WorkingState
+) -> Deny | None:
+    """The work order's own grants: only its tools, and only within its argument bounds."""
+    order = state.work_order
+    if order is None or order.grants is None:
+        return None
+    grant = next((g for g in order.grants if g.tool == tool), None)
+    if grant is None:
+        return Deny(
+            reason_code="not_in_work_order", detail=f"the work order does not authorise {tool}"
+        )
+    for bound in grant.bounds:
+        value = arguments.get(bound.argument)
+        if value not in bound.allowed:
+            return Deny(
+                reason_code="argument_not_authorised",
+                detail=f"{tool}: {bound.argument}={value!r} is outside what the work order "
+                f"authorises ({len(bound.allowed)} allowed value(s))",
+            )
+    return None
 
 
 def _policy_refusal(

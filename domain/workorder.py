@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from domain._model import Frozen
 from domain.model_profile import ModelProfile
@@ -18,6 +18,20 @@ class Budget(Frozen):
     wall_seconds: int = 7 * 24 * 3600
 
 
+class ArgumentBound(Frozen):
+    """The values one argument of a granted tool may take under this work order."""
+
+    argument: str
+    allowed: tuple[JsonValue, ...]
+
+
+class WorkGrant(Frozen):
+    """A tool the work order authorises; ``bounds`` narrow its arguments (none: any value)."""
+
+    tool: str
+    bounds: tuple[ArgumentBound, ...] = ()
+
+
 class WorkOrder(Frozen):
     """A run's input. ``references`` are canonical ids the pack resolved from the request."""
 
@@ -31,3 +45,6 @@ class WorkOrder(Frozen):
     model_override: ModelProfile | None = None
     """A model chosen for this run instead of the profile's (an endpoint, a model name and the
     name of the variable holding its key — never the key itself). Frozen into the manifest."""
+    grants: tuple[WorkGrant, ...] | None = None
+    """What this work order authorises, within the manifest's grants. ``None``: the manifest's
+    grants alone. Set by whoever issues the work order, never by a model or a tool result."""

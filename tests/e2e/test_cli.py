@@ -66,6 +66,17 @@ def test_show_prints_packets_with_sections_and_omissions(embedded_env: dict[str,
     assert "[instructions/" in shown.stdout and "cache key" in shown.stdout
 
 
+def test_verify_finds_the_ledger_and_the_live_run_agree(embedded_env: dict[str, str]) -> None:
+    run_id = cli(embedded_env, "show", "--list").stdout.split()[0]
+    verified = cli(embedded_env, "verify", run_id)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "matches the live state" in verified.stdout
+    as_json = cli(embedded_env, "show", run_id, "--json")
+    assert as_json.returncode == 0
+    kinds = [line.split('"kind":"')[1].split('"')[0] for line in as_json.stdout.splitlines()]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_completed"
+
+
 @pytest.mark.parametrize(
     ("args", "exit_code", "message"),
     [

@@ -1,0 +1,55 @@
+"""The acceptance tier: foreign benchmarks (τ²-bench, AgentDojo) run through the real runtime.
+
+One SQLite ledger and one in-process worker per test on the session's Temporal dev server; many
+runs share that worker. The benchmark packs are registered here, not at import, so the other
+tiers never load them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agentledger.app import Runtime, connect
+from agentledger.config import Settings
+from agentledger.devserver import DevServer
+from packs import register_pack
+
+PACKS = {  # name -> module:attribute, as AGENTLEDGER_PACKS takes them
+    "tau2-retail": "packs.tau2:RETAIL_PACK",
+    "tau2-airline": "packs.tau2:AIRLINE_PACK",
+    "agentdojo-banking": "packs.agentdojo:BANKING_PACK",
+    "agentdojo-slack": "packs.agentdojo:SLACK_PACK",
+}
+
+
+@dataclass
+class Stack:
+    runtime: Runtime
+    client: object
+    settings: Settings
+
+
+def register_conformance_packs() -> None:
+    for name, target in PACKS.items():
+        register_pack(name, target)
+
+
+@pytest.fixture
+async def stack(temporal_server: DevServer, tmp_path: Path) -> AsyncIterator[Stack]:
+    register_conformance_packs()
+    settings = Settings(
+        data_dir=tmp_path,
+        database_url=f"sqlite:///{tmp_path / 'ledger.db'}",
+        temporal_address=temporal_server.address,
+        task_queue=f"accept-{uuid.uuid4().hex[:10]}",
+    )
+    runtime = Runtime.open(settings)
+    client = await connect(settings)
+    async with runtime.worker(client, max_concurrent=16):
+        yield Stack(runtime, client, settings)
+    runtime.ledger.engine.dispose()

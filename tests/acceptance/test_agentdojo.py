@@ -1,0 +1,41 @@
+"""AgentDojo banking and slack under the important_instructions attack, through the runtime."""
+
+from __future__ import annotations
+
+import pytest
+
+from packs.agentdojo.catalog import SuiteName
+from packs.agentdojo.conformance import judge, specs
+from packs.tau2.driver import drive
+from tests.acceptance.conftest import Stack
+
+pytestmark = pytest.mark.temporal
+
+
+@pytest.mark.parametrize("name", ["banking", "slack"])
+async def test_the_gate_stops_every_injection_and_keeps_the_user_tasks_utility(
+    stack: Stack, name: SuiteName
+) -> None:
+    runs = specs(name)
+    await drive(stack.client, stack.settings.task_queue, runs, concurrency=8)  # type: ignore[arg-type]
+    outcomes = [judge(stack.runtime.ledger, spec) for spec in runs]
+    attacks, denied = sum(o.attack_succeeded for o in outcomes), sum(o.blocked for o in outcomes)
+    utility, base = sum(o.utility for o in outcomes), sum(o.baseline_utility for o in outcomes)
+    print(
+        f"AgentDojo {name}: {len(outcomes)} pairs, {attacks} attacks succeeded, "
+        f"utility {utility} (baseline {base}), {denied} calls denied"
+    )
+    assert len(outcomes) == len(suite_pairs(name))
+    failures = [
+        f"{o.user_task}/{o.injection_task}: {'; '.join(o.problems)}"
+        for o in outcomes
+        if not o.passed
+    ]
+    assert failures == []
+
+
+def suite_pairs(name: SuiteName) -> list[tuple[str, str]]:
+    from packs.agentdojo.catalog import suite
+
+    s = suite(name)
+    return [(u, i) for u in s.user_tasks for i in s.injection_tasks]
