@@ -142,8 +142,12 @@ def project(events: Iterable[RunEvent], initial: WorkingState | None = None) -> 
 
 
 def state_hash(state: WorkingState) -> str:
-    """Digest of the typed facts; carried across compaction and continue-as-new."""
-    return sha256_hex(state.model_dump(mode="json"))
+    """Digest of the typed facts; carried across compaction and continue-as-new.
+
+    Fields still at their defaults are left out, so adding a field (with a default) to the state
+    or to a record in it does not change the hash of a state recorded before the field existed.
+    """
+    return sha256_hex(state.model_dump(mode="json", exclude_defaults=True))
 
 
 def _check_envelope(f: dict[str, Any], event: RunEvent) -> None:

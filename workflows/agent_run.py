@@ -352,10 +352,11 @@ class AgentRunWorkflow:
                 call,
                 result_type=Receipt,
                 start_to_close_timeout=timedelta(seconds=contract.timeout_seconds),
-                retry_policy=RetryPolicy(
-                    initial_interval=timedelta(milliseconds=200),
-                    maximum_attempts=contract.max_attempts,
-                ),
+                # Unlimited attempts with backoff (capped at 10 s): execute_tool reconciles a
+                # write by its idempotency key before acting and a read has no effect to double,
+                # so every retry is safe, and a database outage or a crashed worker must delay a
+                # call, not turn it into a failure.
+                retry_policy=_RETRY,
             )
         except ActivityError as exc:
             receipt = await self._reconcile(call, exc)
@@ -470,14 +471,27 @@ class AgentRunWorkflow:
         return taken
 
     async def _flush(self) -> None:
-        if self._outbox:
-            await workflow.execute_local_activity(
+        if not self._outbox:
+            return
+        events = AppendInput(events=self._take_outbox())
+        # A regular activity, not a local one: its input is fixed in history by the workflow
+        # task that emitted the events. A local activity commits inside a task that a crashed
+        # worker may never complete; the retried task then re-emits those events with a new
+        # workflow.now() and the ledger (rightly) refuses the different payload forever.
+        if workflow.patched("flush-as-activity"):
+            await workflow.execute_activity(
                 "append_events",
-                AppendInput(events=self._outbox),
+                events,
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=_RETRY,
             )
-            self._outbox = []
+        else:  # runs recorded before this change replay as they ran
+            await workflow.execute_local_activity(
+                "append_events",
+                events,
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=_RETRY,
+            )
 
     def _within_budget(self) -> bool:
         state, reason = self._state, None

@@ -1,0 +1,263 @@
+"""Fault harness: the refund run under crashes and outages, several runs per crash point.
+
+Each crash point gets a fresh worker subprocess (``python -m agentledger.cli worker`` with the
+fault pack from ``tests/crash``), N concurrent runs on N distinct late orders, one disruption
+shared by all N, and a supervisor that restarts the worker. Afterwards every run is checked:
+completed, exactly one refund row, a contiguous log, no duplicate events, and the same event
+kinds as a run without faults (the ``none`` row). Stuck runs are terminated after a deadline and
+counted as not completed.
+
+    python -m bench.faults [--runs 3] [--database-url URL] [--points a,b,...]
+
+Prints a table, then one JSON line with runs, completed, refund_rows, expected_refund_rows,
+duplicate_events, crash_points (and per-point detail).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+from temporalio.client import Client
+
+from activities.ledger import Ledger
+from agentledger.app import Runtime, connect
+from agentledger.config import Settings
+from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
+from bench._faultdb import postgres_database
+from bench._stack import free_port
+from domain.principal import Principal
+from tests.crash import crashkit, fault_pack, outages
+from tests.crash.crashkit import CrashSite, RunCheck, WorkerProcess
+
+_OUTAGE_SECONDS = 6.0
+
+
+@dataclass
+class Bench:
+    data_dir: Path
+    server: DevServer
+    database_url: str
+    ledger: Ledger
+    client: Client
+    next_order: int = 0
+    baseline: tuple[str, ...] = ()
+
+
+@dataclass
+class Point:
+    """A crash point: how the fault pack is armed and what happens from outside."""
+
+    name: str
+    disrupt: Callable[[Bench, CrashSite, WorkerProcess, list[str], list[str]], Awaitable[None]]
+    fault: str | None = None
+    action: str = "kill"
+    # Long enough for one lost model step (its 60 s start-to-close timeout) to be retried.
+    deadline: float = 90.0
+    needs_postgres: bool = False
+    approve_after: bool = False  # hold approvals until the disruption is over
+
+
+async def _nothing(*_: object) -> None:
+    return None
+
+
+async def _kill_when_parked(
+    b: Bench, site: CrashSite, worker: WorkerProcess, runs: list[str], orders: list[str]
+) -> None:
+    for run_id in runs:
+        await crashkit.parked_on_approval(b.client, run_id)
+    worker.kill()
+
+
+async def _restart_server(
+    b: Bench, site: CrashSite, worker: WorkerProcess, runs: list[str], orders: list[str]
+) -> None:
+    while not all(b.ledger.last_seq(r) >= 5 for r in runs):  # past the first tool call
+        await asyncio.sleep(0.01)
+    b.server = await outages.crash_and_restart_server(b.server, b.data_dir / "temporal")
+
+
+async def _database_outage(
+    b: Bench, site: CrashSite, worker: WorkerProcess, runs: list[str], orders: list[str]
+) -> None:
+    for order in orders:  # every run is inside get_order, stalled before its read
+        await crashkit.reached(site, "get_order", order)
+    url = make_url(b.database_url)
+    assert url.database is not None
+    with outages.database_outage(url.set(database="postgres"), url.database):
+        crashkit.release(site)
+        await asyncio.sleep(_OUTAGE_SECONDS)
+
+
+POINTS = (
+    Point("none", _nothing),
+    Point("get_order", _nothing, fault="get_order"),
+    Point("model_step", _nothing, fault="model_step", deadline=150.0),
+    Point("create_refund", _nothing, fault="create_refund_before_commit"),
+    Point("after_commit_before_receipt", _nothing, fault="create_refund_after_commit"),
+    Point("approval_just_requested", _nothing, fault="approval_recorded"),
+    Point("approval_parked", _kill_when_parked, approve_after=True),
+    Point("temporal_server_restart", _restart_server),
+    Point("database_outage", _database_outage, "get_order", "stall", needs_postgres=True),
+)
+
+
+@dataclass
+class PointResult:
+    name: str
+    checks: list[RunCheck] = field(default_factory=list)
+    kills: int = 0
+    seconds: float = 0.0
+
+    def row(self, baseline: tuple[str, ...]) -> dict[str, object]:
+        return {
+            "crash_point": self.name,
+            "runs": len(self.checks),
+            "completed": sum(c.status == "completed" for c in self.checks),
+            "refund_rows": sum(c.refund_rows for c in self.checks),
+            "expected_refund_rows": len(self.checks),
+            "duplicate_events": sum(c.duplicate_events for c in self.checks),
+            "log_gaps": sum(c.gaps for c in self.checks),
+            "same_as_no_fault": sum(c.kinds == baseline for c in self.checks),
+            "worker_kills": self.kills,
+            "seconds": round(self.seconds, 1),
+        }
+
+
+async def run_point(b: Bench, point: Point, n: int) -> PointResult:
+    site = CrashSite(
+        b.server.address,
+        b.database_url,
+        f"faults-{point.name}-{uuid.uuid4().hex[:6]}",
+        b.data_dir / point.name,
+    )
+    orders = [fault_pack.crash_order(b.next_order + i) for i in range(n)]
+    b.next_order += n
+    customer, approver = b.ledger.get_principal("usr_73"), b.ledger.get_principal("ops_lead_1")
+    assert customer is not None and approver is not None
+    started = time.perf_counter()
+    worker = WorkerProcess(site, point=point.fault, barrier=n, action=point.action)
+    async with worker:
+        runs = [await crashkit.start_run(b.client, site, customer, o) for o in orders]
+        disrupted = asyncio.Event()
+        if not point.approve_after:
+            disrupted.set()
+        finishing = [asyncio.create_task(_finish(b, r, approver, disrupted)) for r in runs]
+        await point.disrupt(b, site, worker, runs, orders)
+        disrupted.set()
+        _, stuck = await asyncio.wait(finishing, timeout=point.deadline)
+        for task in stuck:
+            task.cancel()
+        await _terminate_unfinished(b.client, runs)
+    result = PointResult(point.name, kills=worker.kills, seconds=time.perf_counter() - started)
+    result.checks = [crashkit.check_run(b.ledger, r, o) for r, o in zip(runs, orders, strict=True)]
+    return result
+
+
+async def _finish(b: Bench, run_id: str, approver: Principal, disrupted: asyncio.Event) -> None:
+    await disrupted.wait()
+    # A refused approval or a failed run is counted by the checks afterwards, not raised here.
+    with contextlib.suppress(Exception):
+        await crashkit.approve_from_inbox(b.client, b.ledger, run_id, approver)
+    with contextlib.suppress(Exception):
+        await b.client.get_workflow_handle(run_id).result()
+
+
+async def _terminate_unfinished(client: Client, runs: list[str]) -> None:
+    for run_id in runs:
+        handle = client.get_workflow_handle(run_id)
+        try:
+            status = (await handle.describe()).status
+            if status is not None and status.name == "RUNNING":
+                await handle.terminate("fault bench deadline")
+        except Exception:  # best effort: the run is already recorded as not completed
+            pass
+
+
+def _print(rows: list[dict[str, object]]) -> None:
+    columns = list(rows[0])
+    widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in columns]
+    print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)))
+    for row in rows:
+        print("  ".join(str(row[c]).ljust(w) for c, w in zip(columns, widths, strict=True)))
+
+
+async def main(runs: int, database_url: str | None, only: set[str] | None) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="agentledger-faults-") as tmp:
+        data_dir = Path(tmp)
+        server = ensure_dev_server(data_dir / "temporal", port=free_port(), ui_port=None)
+        try:
+            with postgres_database(database_url) as url:
+                return await _all_points(data_dir, server, url or "", runs, only)
+        finally:
+            stop_dev_server(data_dir / "temporal")
+
+
+async def _all_points(
+    data_dir: Path, server: DevServer, url: str, runs: int, only: set[str] | None
+) -> dict[str, object]:
+    url = url or f"sqlite:///{data_dir / 'ledger.db'}"
+    runtime = Runtime.open(Settings(data_dir=data_dir, database_url=url))
+    runtime.seed()
+    fault_pack.seed(runtime.ledger.engine)
+    client = await connect(Settings(temporal_address=server.address))
+    b = Bench(data_dir, server, url, runtime.ledger, client)
+    postgres = url.startswith("postgresql")
+    results = []
+    for point in POINTS:
+        if (only and point.name not in only and point.name != "none") or (
+            point.needs_postgres and not postgres
+        ):
+            continue
+        result = await run_point(b, point, runs)
+        if point.name == "none":
+            b.baseline = result.checks[0].kinds
+        results.append(result)
+        print(f"· {point.name}: done in {result.seconds:.1f}s", flush=True)
+    rows = [r.row(b.baseline) for r in results]
+    runtime.ledger.engine.dispose()
+    return _summary(rows)
+
+
+def _summary(rows: list[dict[str, object]]) -> dict[str, object]:
+    _print(rows)
+    crash_rows = [r for r in rows if r["crash_point"] != "none"]
+
+    def total(key: str) -> int:
+        return sum(int(r[key]) for r in crash_rows)  # type: ignore[call-overload]
+
+    return {
+        "runs": total("runs"),
+        "completed": total("completed"),
+        "refund_rows": total("refund_rows"),
+        "expected_refund_rows": total("expected_refund_rows"),
+        "duplicate_events": total("duplicate_events"),
+        "log_gaps": total("log_gaps"),
+        "same_as_no_fault": total("same_as_no_fault"),
+        "crash_points": [r["crash_point"] for r in crash_rows],
+        "per_point": crash_rows,
+    }
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="concurrent runs per crash point")
+    parser.add_argument(
+        "--database-url",
+        help="PostgreSQL admin URL (a scratch database is created on it); 'sqlite' for SQLite "
+        "(skips the database outage point). Default: the local PostgreSQL, else SQLite.",
+    )
+    parser.add_argument("--points", help="comma-separated subset of crash points")
+    args = parser.parse_args()
+    only = set(args.points.split(",")) if args.points else None
+    print(json.dumps(asyncio.run(main(args.runs, args.database_url, only))))

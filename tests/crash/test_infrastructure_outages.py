@@ -1,0 +1,114 @@
+"""The Temporal server killed and restarted mid-run, and the ledger database refusing every
+connection for a while: runs resume, activities retry with backoff, nothing is lost or doubled."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import URL, make_url
+from temporalio.client import Client
+
+from activities.ledger import Ledger
+from agentledger.app import connect
+from agentledger.config import Settings
+from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
+from tests.crash import fault_pack
+from tests.crash.conftest import open_seeded
+from tests.crash.crashkit import (
+    CrashSite,
+    WorkerProcess,
+    approve_from_inbox,
+    check_run,
+    reached,
+    release,
+    start_run,
+)
+from tests.crash.outages import crash_and_restart_server, database_outage
+from tests.crash.test_worker_crashes import RESULT_TIMEOUT, clean
+
+OUTAGE_SECONDS = 6.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[tuple[DevServer, Path]]:
+    """A server of this test's own: the session's server must not be restarted under others."""
+    data_dir = tmp_path / "temporal"
+    server = ensure_dev_server(data_dir, port=_free_port(), ui_port=None)
+    yield server, data_dir
+    stop_dev_server(data_dir)
+
+
+async def events_recorded(ledger: Ledger, run_id: str, at_least: int) -> None:
+    while ledger.last_seq(run_id) < at_least:
+        await asyncio.sleep(0.01)
+
+
+async def test_a_temporal_server_killed_mid_run_and_restarted_loses_nothing(
+    own_server: tuple[DevServer, Path], tmp_path: Path
+) -> None:
+    server, data_dir = own_server
+    site = CrashSite(server.address, f"sqlite:///{tmp_path / 'ledger.db'}", "restart", tmp_path)
+    runtime = open_seeded(site.database_url, tmp_path)
+    ledger, order = runtime.ledger, fault_pack.crash_order(0)
+    customer, approver = ledger.get_principal("usr_73"), ledger.get_principal("ops_lead_1")
+    assert customer is not None and approver is not None
+    client = await connect(Settings(temporal_address=server.address))
+
+    async with WorkerProcess(site):
+        run_id = await start_run(client, site, customer, order)
+        await events_recorded(ledger, run_id, 5)  # past the first tool call, steps in flight
+        await crash_and_restart_server(server, data_dir)
+        await approve_from_inbox(client, ledger, run_id, approver)
+        await asyncio.wait_for(client.get_workflow_handle(run_id).result(), RESULT_TIMEOUT)
+
+    assert check_run(ledger, run_id, order) == clean(run_id)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "point",
+    ["get_order", "create_refund_before_commit"],
+    ids=["during-a-read", "during-the-refund-commit"],
+)
+async def test_a_database_refusing_connections_for_a_while_delays_but_loses_nothing(
+    point: str,
+    crash_site: CrashSite,
+    postgres_server: URL,
+    postgres_database: str,
+    client: Client,
+) -> None:
+    site = CrashSite(
+        crash_site.address, postgres_database, crash_site.task_queue, crash_site.work_dir
+    )
+    runtime = open_seeded(site.database_url, site.work_dir)
+    ledger, order = runtime.ledger, fault_pack.crash_order(0)
+    customer, approver = ledger.get_principal("usr_73"), ledger.get_principal("ops_lead_1")
+    assert customer is not None and approver is not None
+    database = make_url(postgres_database).database
+    assert database is not None
+
+    async with WorkerProcess(site, point=point, action="stall") as worker:
+        run_id = await start_run(client, site, customer, order)
+        if point.startswith("create_refund"):
+            await approve_from_inbox(client, ledger, run_id, approver)
+        await reached(site, point, order)  # the tool call is under way
+        with database_outage(postgres_server, database):
+            release(site)  # the read now meets a database that refuses it, for a while
+            await asyncio.sleep(OUTAGE_SECONDS)
+        if point == "get_order":
+            await approve_from_inbox(client, ledger, run_id, approver)
+        await asyncio.wait_for(client.get_workflow_handle(run_id).result(), RESULT_TIMEOUT)
+
+    assert worker.kills == 0
+    assert check_run(ledger, run_id, order) == clean(run_id)
+    ledger.engine.dispose()
