@@ -1,0 +1,93 @@
+"""Retrieval tables: document revisions, their passages, and a full-text index per backend.
+
+Approval and effective dates are copied onto each passage row, so a filtered search needs no
+join beyond the index itself. SQLite indexes with an external-content FTS5 table (porter
+stemming); PostgreSQL with a generated, weighted ``tsvector`` column under a GIN index.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Engine,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+
+metadata = MetaData()
+
+documents = Table(
+    "retrieval_documents",
+    metadata,
+    Column("tenant_id", String(64), primary_key=True),
+    Column("document_id", String(100), primary_key=True),
+    Column("revision", String(64), primary_key=True),
+    Column("title", String(200), nullable=False),
+    Column("effective_from", DateTime(timezone=True), nullable=False),
+    Column("effective_to", DateTime(timezone=True), nullable=True),
+    Column("approval_state", String(16), nullable=False),
+    Column("approved_by", String(64), nullable=True),
+    Column("content_hash", String(80), nullable=False),
+    Column("superseded_by", String(64), nullable=True),
+    Column("loaded_at", DateTime(timezone=True), nullable=False),
+)
+
+passages = Table(
+    "retrieval_passages",
+    metadata,
+    Column("passage_id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant_id", String(64), nullable=False),
+    Column("document_id", String(100), nullable=False),
+    Column("revision", String(64), nullable=False),
+    Column("anchor", String(100), nullable=False),
+    Column("source_id", String(200), nullable=False),
+    Column("title", String(200), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("content_hash", String(80), nullable=False),
+    # Copies of the revision's state, kept in step by the store: filters without a join.
+    Column("approved", Boolean, nullable=False, default=False),
+    Column("effective_from", DateTime(timezone=True), nullable=False),
+    Column("effective_until", DateTime(timezone=True), nullable=True),
+    ForeignKeyConstraint(
+        ["tenant_id", "document_id", "revision"],
+        [documents.c.tenant_id, documents.c.document_id, documents.c.revision],
+    ),
+    UniqueConstraint("tenant_id", "source_id", "revision", name="uq_retrieval_passage_revision"),
+    Index("ix_retrieval_passages_doc", "tenant_id", "document_id", "revision"),
+)
+
+FTS_TABLE = "retrieval_passages_fts"
+_SQLITE_DDL = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
+    "title, text, content='retrieval_passages', content_rowid='passage_id', "
+    "tokenize='porter unicode61')",
+)
+_POSTGRES_DDL = (
+    "ALTER TABLE retrieval_passages ADD COLUMN IF NOT EXISTS tsv tsvector GENERATED ALWAYS AS "
+    "(setweight(to_tsvector('english', title), 'A') || "
+    "setweight(to_tsvector('english', text), 'B')) STORED",
+    "CREATE INDEX IF NOT EXISTS ix_retrieval_passages_tsv ON retrieval_passages USING gin (tsv)",
+)
+_PG_LOCK_KEY = 0x5245_5452_4945  # "RETRIE": concurrent workers install once
+
+
+def install(engine: Engine) -> None:
+    """Create the tables and the full-text index if missing; safe from several processes."""
+    with engine.connect() as conn:
+        conn = conn.execution_options(ledger_write=True)
+        with conn.begin():
+            postgres = conn.dialect.name == "postgresql"
+            if postgres:
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+            metadata.create_all(conn)
+            for statement in _POSTGRES_DDL if postgres else _SQLITE_DDL:
+                conn.execute(text(statement))

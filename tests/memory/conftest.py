@@ -1,0 +1,69 @@
+"""A memory store on a fresh database per backend, principals, and proposal helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+
+import pytest
+from pydantic import JsonValue
+from sqlalchemy import text
+
+from activities.ledger._engine import build_engine
+from activities.memory import MemoryStore, install
+from domain.memory import CURATOR_ROLE, MemoryCategory, MemoryProposal, MemoryScope, WriterKind
+from domain.principal import Principal
+from tests.domain.context_fixtures import CUSTOMER, NOW
+
+OTHER_CUSTOMER = CUSTOMER.model_copy(update={"user_id": "usr_88", "display_name": "Tomás"})
+GLOBEX_USER = CUSTOMER.model_copy(update={"tenant_id": "globex", "user_id": "usr_73"})
+CURATOR = Principal(user_id="curator_1", tenant_id="acme", roles=frozenset({CURATOR_ROLE}))
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[MemoryStore]:
+    engine = build_engine(database_url)
+    install(engine)
+    yield MemoryStore(engine)
+    engine.dispose()
+
+
+def proposal(
+    memory_id: str,
+    content: dict[str, JsonValue],
+    who: Principal = CUSTOMER,
+    *,
+    category: MemoryCategory = "user_preference",
+    writer: WriterKind = "principal",
+    trust: str = "user_claim",
+    evidence: tuple[str, ...] = (),
+    expires_at: datetime | None = None,
+    user_scoped: bool = True,
+) -> MemoryProposal:
+    return MemoryProposal.model_validate(
+        {
+            "memory_id": memory_id,
+            "category": category,
+            "content": content,
+            "scope": MemoryScope(
+                tenant_id=who.tenant_id, user_id=who.user_id if user_scoped else None
+            ),
+            "writer": writer,
+            "source": f"principal:{who.user_id}" if writer == "principal" else "run:r1#30",
+            "trust": trust,
+            "evidence": evidence,
+            "expires_at": expires_at,
+        }
+    )
+
+
+def remember(
+    store: MemoryStore, memory_id: str, key: str, value: str, who: Principal = CUSTOMER
+) -> None:
+    admitted = store.propose(proposal(memory_id, {key: value}, who), who, NOW)
+    assert admitted.published, admitted
+
+
+def scalar(store: MemoryStore, sql: str, **params: object) -> object:
+    with store.engine.connect() as conn:
+        return conn.execute(text(sql), params).scalar()
