@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agentledger import commands
 from agentledger.config import Settings, from_environment
+from agentledger.docs_command import add_docs_parser, docs_add
 from agentledger.errors import AgentLedgerError
 
 DEFAULT_REQUEST = "Can I get a refund for order ord_4821? It arrived late."
@@ -53,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("approvals", help="the pending approvals inbox")
     verify = sub.add_parser("verify", help="compare the ledger's projection with the live run")
     verify.add_argument("run_id")
+    add_docs_parser(sub)
     stop = sub.add_parser("stop", help="stop the embedded Temporal server")
     stop.set_defaults(temporal_address=None)
     return parser
@@ -90,6 +92,7 @@ _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] =
     "approvals": commands.approvals,
     "verify": commands.verify,
     "stop": commands.stop,
+    "docs": docs_add,
 }
 
 

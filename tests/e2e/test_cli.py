@@ -128,6 +128,29 @@ def test_an_unreachable_temporal_server_is_one_clear_line(tmp_path: Path) -> Non
     assert "Traceback" not in result.stderr
 
 
+def test_docs_add_loads_a_markdown_policy_as_an_approved_revision(tmp_path: Path) -> None:
+    env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(tmp_path)}
+    env.pop("AGENTLEDGER_DATABASE_URL", None)
+    policy = Path(__file__).parents[2] / "packs/support/policies/returns-2026-08.md"
+    result = cli(
+        env,
+        "docs",
+        "add",
+        str(policy),
+        "--id",
+        "returns-2026-08",
+        "--revision",
+        "v2",
+        "--approve-as",
+        "ops_lead_1",
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "returns-2026-08@v2" in result.stdout and "approved by ops_lead_1" in result.stdout
+    missing = cli(env, "docs", "add", str(tmp_path / "nope.md"), "--id", "x", "--revision", "1")
+    assert missing.returncode == 4 and "no such file" in missing.stderr
+
+
 def test_malformed_arguments_exit_with_usage() -> None:
     result = subprocess.run([*CLI, "approve"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "usage:" in result.stderr
