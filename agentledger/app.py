@@ -49,6 +49,8 @@ class Runtime:
             if not sep or ":" not in target:
                 raise ConfigError(f"AGENTLEDGER_PACKS entry {entry!r} is not name=module:attr")
             register_pack(name.strip(), target.strip())
+        if settings.database_url is None:
+            settings.data_dir.mkdir(parents=True, exist_ok=True)  # the embedded SQLite ledger
         try:
             ledger = Ledger.open(settings.ledger_url, max_event_bytes=LEDGER_MAX_EVENT_BYTES)
         except LedgerUnavailable as exc:

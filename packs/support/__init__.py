@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from activities.retrieval import GLOBAL_TENANT, SqlRetriever
 from domain.principal import Principal
 from domain.workorder import WorkOrder
 from packs import Pack
@@ -39,14 +40,10 @@ def make_work_order(request: str, principal: Principal) -> WorkOrder:
 
 
 def policy_version(engine: Engine) -> str:
-    """The policy bundle pinned for an attempt: every document at its current revision."""
-    with engine.connect() as conn:
-        rows = conn.execute(
-            select(
-                records.policy_passages.c.document_id, records.policy_passages.c.revision
-            ).distinct()
-        ).all()
-    pinned = ",".join(sorted(f"{doc}@{rev}" for doc, rev in rows)) or "none"
+    """The policy bundle pinned for an attempt: every shared document at the revision in force
+    when the attempt starts (tenant-specific revisions are not part of the pin yet)."""
+    current = SqlRetriever(engine).current_revisions(GLOBAL_TENANT, datetime.now(UTC))
+    pinned = ",".join(f"{doc}@{rev}" for doc, rev in current.items()) or "none"
     return f"{SUPPORT_PROFILE.policy_bundle}:{pinned}"
 
 

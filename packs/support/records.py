@@ -83,18 +83,6 @@ messages = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
 
-policy_passages = Table(
-    "support_policy_passages",
-    metadata,
-    Column("source_id", String(200), primary_key=True),
-    Column("revision", String(64), primary_key=True),
-    Column("document_id", String(100), nullable=False),
-    Column("tenant_id", String(64), nullable=False),
-    Column("title", String(200), nullable=False),
-    Column("text", Text, nullable=False),
-    Column("content_hash", String(80), nullable=False),
-)
-
 
 def install(engine: Engine) -> None:
     """Create the pack's tables if missing (the sample system of record owns its schema)."""

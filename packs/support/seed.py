@@ -8,9 +8,10 @@ from decimal import Decimal
 from sqlalchemy import func, insert, select
 from sqlalchemy.engine import Engine
 
+from activities.retrieval import ensure_documents
 from domain.principal import Principal
 from packs.support import records as r
-from packs.support.policies import shipped_passages
+from packs.support.policies import POLICY_DIR
 
 TENANT = "acme"
 CUSTOMER_SCOPES = frozenset({"orders:read", "policies:read", "refunds:request", "messages:send"})
@@ -94,8 +95,13 @@ _ORDERS = [
 
 
 def seed(engine: Engine) -> bool:
-    """Insert the sample records once. Returns False when the data was already there."""
+    """Insert the sample records once. Returns False when the data was already there.
+
+    The shipped policies go into the versioned document store on every call (a no-op when
+    unchanged), so a pack upgrade that edits a policy lands as a new, searchable revision.
+    """
     r.install(engine)
+    ensure_documents(engine, POLICY_DIR)
     with engine.begin() as conn:
         if conn.execute(select(func.count()).select_from(r.customers)).scalar_one() > 0:
             return False
@@ -130,21 +136,6 @@ def seed(engine: Engine) -> bool:
                     "captured_at": od,
                 }
                 for o, _c, _s, a, cur, od, _pb, _dl, _i in _ORDERS
-            ],
-        )
-        conn.execute(
-            insert(r.policy_passages),
-            [
-                {
-                    "source_id": p.source_id,
-                    "revision": p.revision,
-                    "document_id": p.document_id,
-                    "tenant_id": "*",
-                    "title": p.title,
-                    "text": p.text,
-                    "content_hash": p.content_hash,
-                }
-                for p in shipped_passages()
             ],
         )
     return True

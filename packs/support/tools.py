@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -13,9 +12,9 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
 from activities.ports import ToolCall, ToolOutput
+from activities.retrieval import search_evidence
 from domain.tools import (
     ApprovalRule,
-    EvidencePassage,
     FactBound,
     ModelView,
     ResourceRef,
@@ -319,46 +318,18 @@ class GetCustomer:
         return None
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _terms(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
-
-
 @dataclass(frozen=True)
 class SearchReturnsPolicy:
+    """Policy evidence from the versioned document store (full-text, tenant-filtered, only
+    approved revisions in force at ``call.now``)."""
+
     contract: ToolContract = SEARCH_RETURNS_POLICY
 
     def execute(self, engine: Engine, call: ToolCall) -> ToolOutput:
         args = call.arguments
         assert isinstance(args, PolicyQuery)
-        with engine.connect() as conn:
-            rows = conn.execute(
-                select(r.policy_passages).where(
-                    r.policy_passages.c.tenant_id.in_([call.principal.tenant_id, "*"])
-                )
-            ).all()
-        wanted = _terms(args.query)
-        scored = sorted(
-            (
-                (len(wanted & _terms(f"{row.title} {row.text}")) / (len(wanted) or 1), row)
-                for row in rows
-            ),
-            key=lambda pair: (-pair[0], pair[1].source_id),
-        )
-        hits = [(score, row) for score, row in scored if score > 0][:3]
-        evidence = tuple(
-            EvidencePassage(
-                source_id=row.source_id,
-                revision=row.revision,
-                content_hash=row.content_hash,
-                trust="approved_policy",
-                title=row.title,
-                text=row.text,
-                score=round(score, 4),
-            )
-            for score, row in hits
+        evidence = search_evidence(
+            engine, args.query, tenant_id=call.principal.tenant_id, now=call.now, limit=3
         )
         results = [e.model_dump(mode="json") for e in evidence]
         return ToolOutput(
