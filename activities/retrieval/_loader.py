@@ -47,26 +47,38 @@ def ensure_documents(
     engine: Engine,
     directory: Path,
     *,
-    revision: str = "v1",
     tenant_id: str = GLOBAL_TENANT,
     approved_by: str = "pack",
 ) -> list[PolicyDocument]:
-    """Install the tables and load every ``*.md`` in ``directory`` (id = file stem), approved.
+    """Install the tables and keep every ``*.md`` in ``directory`` (id = file stem) current.
 
-    Idempotent: an unchanged file is a no-op, so every worker may call it at start."""
+    A file first seen becomes ``v1``, in force since ``ALWAYS``; a file whose content differs
+    from the latest stored revision becomes the next revision (``v2``, …), approved and in force
+    from now, so it supersedes the old one in search while the old one stays readable for
+    audit. An unchanged file is a no-op, so every worker may call this at start."""
     install(engine)
     retriever = SqlRetriever(engine)
     now = datetime.now(UTC)
     return [
-        add_markdown(
-            retriever,
-            path,
-            document_id=path.stem,
-            revision=revision,
-            tenant_id=tenant_id,
-            effective_from=ALWAYS,
-            now=now,
-            approved_by=approved_by,
-        )
+        _ensure(retriever, path, tenant_id, approved_by, now)
         for path in sorted(directory.glob("*.md"))
     ]
+
+
+def _ensure(
+    retriever: SqlRetriever, path: Path, tenant_id: str, approved_by: str, now: datetime
+) -> PolicyDocument:
+    parsed = parse_markdown(path.read_text(encoding="utf-8"), default_title=path.stem)
+    stored = retriever.revisions(tenant_id, path.stem)
+    if stored and stored[-1].content_hash == parsed.content_hash:
+        return stored[-1]
+    revision = f"v{len(stored) + 1}"
+    retriever.add_document(
+        parsed,
+        tenant_id=tenant_id,
+        document_id=path.stem,
+        revision=revision,
+        effective_from=now if stored else ALWAYS,
+        now=now,
+    )
+    return retriever.approve(tenant_id, path.stem, revision, approved_by=approved_by)

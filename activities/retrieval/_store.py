@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from activities.retrieval import _search
 from activities.retrieval._markdown import ParsedDocument
@@ -87,6 +88,28 @@ class SqlRetriever:
         effective_to: datetime | None = None,
     ) -> bool:
         """Store a draft revision; ``False`` if this exact revision is already stored."""
+        try:
+            return self._add(
+                parsed, tenant_id, document_id, revision, effective_from, now, effective_to
+            )
+        except IntegrityError:
+            # Another worker stored the same revision first: same content is a no-op.
+            with self._engine.connect() as conn:
+                existing = self._document(conn, tenant_id, document_id, revision)
+            if existing is None or existing.content_hash != parsed.content_hash:
+                raise
+            return False
+
+    def _add(
+        self,
+        parsed: ParsedDocument,
+        tenant_id: str,
+        document_id: str,
+        revision: str,
+        effective_from: datetime,
+        now: datetime,
+        effective_to: datetime | None,
+    ) -> bool:
         with self._writer.begin() as conn:
             existing = self._document(conn, tenant_id, document_id, revision)
             if existing is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -124,3 +124,20 @@ def test_markdown_sections_become_passages_with_stable_anchors(tmp_path: Path) -
     ]
     with pytest.raises(ValueError, match="duplicate anchor"):
         parse_markdown("## A {#a}\none\n## B {#a}\ntwo\n")
+
+
+def test_an_edited_shipped_policy_lands_as_the_next_revision(
+    retriever: SqlRetriever, database_url: str, tmp_path: Path
+) -> None:
+    shipped = tmp_path / "returns-2026-08.md"
+    shipped.write_text(RETURNS.replace("within 30 days", "within 45 days"), encoding="utf-8")
+    engine = build_engine(database_url)
+    (doc,) = ensure_documents(engine, tmp_path)
+    (again,) = ensure_documents(engine, tmp_path)  # unchanged: a no-op
+    engine.dispose()
+
+    assert (doc.revision, doc.approval_state, again.revision) == ("v2", "approved", "v2")
+    (top, *_) = retriever.search(LATE, tenant_id="acme", now=datetime.now(UTC))
+    assert (top.revision, "45 days" in top.text) == ("v2", True)
+    old = retriever.passage("returns-2026-08#late-delivery", "v1", tenant_id="acme")
+    assert old is not None and "30 days" in old.text
