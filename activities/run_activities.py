@@ -6,7 +6,7 @@ events rides on a round trip the step needs anyway. All are safe to retry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
 
@@ -15,6 +15,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.ledger import Ledger
+from activities.memory import MemoryStore
 from activities.messages import (
     AppendInput,
     ModelStepInput,
@@ -53,7 +54,9 @@ class RunActivities:
         ledger: Ledger,
         models: Mapping[str, ModelClient],
         packs: Callable[[str], Pack] = get_pack,
+        memory: MemoryStore | None = None,
     ) -> None:
+        self._memory = memory
         self._ledger = ledger
         self._models = models
         self._packs = packs
@@ -170,7 +173,10 @@ class RunActivities:
         state = params.state
         assert state.work_order is not None
         pack = self._packs(state.work_order.pack)
-        return build_step_packet(pack, manifest, params.step, state, params.now)
+        # Retrieved as the run's principal; the builder decides which steps need them.
+        principal = state.work_order.principal
+        memories = self._memory.context_items(principal, params.now) if self._memory else []
+        return build_step_packet(pack, manifest, params.step, state, params.now, memories)
 
     def _tool_call(self, params: ToolStepInput) -> tuple[ToolImplementation, ToolCall]:
         pack = self._packs(params.pack)
@@ -212,13 +218,19 @@ class RunActivities:
 
 
 def build_step_packet(
-    pack: Pack, manifest: ExecutionManifest, step: str, state: WorkingState, now: datetime
+    pack: Pack,
+    manifest: ExecutionManifest,
+    step: str,
+    state: WorkingState,
+    now: datetime,
+    memories: Sequence[ContextItem] = (),
 ) -> ContextPacket:
     """The packet for one step: candidates from the state, compiled under the manifest."""
     assert state.work_order is not None
     candidates = [
         *candidates_from_state(state, _instructions(manifest, step, now), now),
         *_observations(state),
+        *memories,
     ]
     definitions = {
         name: ToolDefinition.from_contract(c)

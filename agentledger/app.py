@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -13,6 +14,8 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.ledger import Ledger, LedgerUnavailable
+from activities.memory import MemoryActivities, MemoryStore, remember_preference
+from activities.memory import install as install_memory
 from activities.models import model_clients
 from activities.ports import ModelClient
 from activities.run_activities import RunActivities
@@ -59,6 +62,7 @@ class Runtime:
             ) from exc
         for name in pack_names():
             get_pack(name).install(ledger.engine)
+        install_memory(ledger.engine)
         return cls(settings, ledger)
 
     def seed(self) -> bool:
@@ -69,6 +73,10 @@ class Runtime:
             created = pack.seed(self.ledger.engine) or created
             for principal in pack.principals:
                 self.ledger.put_principal(principal)
+        # seed 000: usr_73 prefers English; the profile summary carries it into answer steps.
+        if (usr_73 := self.ledger.get_principal("usr_73")) is not None:
+            memory = MemoryStore(self.ledger.engine)
+            remember_preference(memory, usr_73, "language", "en", datetime.now(UTC))
         return created
 
     def models(self) -> Mapping[str, ModelClient]:
@@ -77,12 +85,13 @@ class Runtime:
         return {**packs, **model_clients(self.settings)}
 
     def worker(self, client: Client, *, max_concurrent: int = 64) -> Worker:
-        activities = RunActivities(self.ledger, self.models())
+        memory = MemoryStore(self.ledger.engine)
+        activities = RunActivities(self.ledger, self.models(), memory=memory)
         return Worker(
             client,
             task_queue=self.settings.task_queue,
             workflows=[AgentRunWorkflow],
-            activities=activities.all(),
+            activities=[*activities.all(), *MemoryActivities(self.ledger, memory).all()],
             activity_executor=ThreadPoolExecutor(max_workers=max_concurrent),
             max_concurrent_activities=max_concurrent,
             workflow_runner=SandboxedWorkflowRunner(

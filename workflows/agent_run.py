@@ -18,6 +18,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     # Pure domain code and pydantic models: safe to share with the sandbox, and re-importing
     # pydantic per workflow run would cost far more than the run itself.
+    from activities.memory import ProposeMemoryInput
     from activities.messages import (
         AppendInput,
         ModelStepInput,
@@ -32,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.fold import evolve, state_hash
     from domain.governance import Allow, Authorization, Deny, authorize
     from domain.manifest import ExecutionManifest
+    from domain.memory import outcome_proposal
     from domain.principal import Principal
     from domain.run_loop import check_decision, next_step
     from domain.state import WorkingState
@@ -234,12 +236,28 @@ class AgentRunWorkflow:
         if isinstance(decision, CallTool):
             await self._govern(step, decision.proposal)
         elif isinstance(decision, Answer) and decision.proposed_next_action is None:
+            await self._propose_memory()
             self._emit(
                 ev.RunCompleted,
                 answer=decision.answer,
                 cited_source_ids=decision.supporting_source_ids,
                 claimed_operation_ids=decision.claimed_operation_ids,
             )
+
+    async def _propose_memory(self) -> None:
+        """The outcome with its receipt enters the memory lifecycle (quarantine first)."""
+        fields = outcome_proposal(self._state)
+        if fields is None or not workflow.patched("memory-proposal-v1"):
+            return
+        self._emit(ev.MemoryProposed, **fields)
+        await workflow.execute_activity(
+            "propose_memory",
+            ProposeMemoryInput(
+                principal=self._principal(), now=workflow.now(), outbox=self._take_outbox()
+            ),
+            start_to_close_timeout=_MODEL_TIMEOUT,
+            retry_policy=_RETRY,
+        )
 
     async def _act_on_proposal(self) -> None:
         proposal = self._state.proposed_action

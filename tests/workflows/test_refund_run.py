@@ -46,6 +46,7 @@ HAPPY_PATH = [
     "context_packet_built",
     "budget_charged",
     "decision_recorded",  # final
+    "memory_proposed",  # the outcome with its receipt enters the memory lifecycle
     "run_completed",
 ]
 
