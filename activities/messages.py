@@ -68,3 +68,7 @@ class ToolStepInput(_Message):
     principal: Principal
     now: datetime
     outbox: list[RunEvent] = Field(default_factory=list)
+    manifest_hash: str = ""
+    """Resolves tools the manifest pins (MCP) rather than the pack's own."""
+    elicitation_answers: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)
+    """Content a human approved for an MCP server's elicitation request, by request digest."""

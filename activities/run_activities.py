@@ -15,6 +15,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.ledger import Ledger
+from activities.mcp import McpToolImplementation, PreapprovedElicitations, discover, pin_server
 from activities.memory import MemoryStore
 from activities.messages import (
     AppendInput,
@@ -39,8 +40,9 @@ from domain.context import (
 )
 from domain.decisions import Decision
 from domain.manifest import ExecutionManifest, resolve_manifest
+from domain.mcp import pinned_tool
 from domain.state import WorkingState
-from domain.tools import Receipt
+from domain.tools import Receipt, ToolContract
 from packs import Pack, get_pack
 
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
@@ -61,6 +63,7 @@ class RunActivities:
         self._models = models
         self._packs = packs
         self._manifests = lru_cache(maxsize=256)(self._load_manifest)
+        self._contracts = lru_cache(maxsize=256)(self._load_contracts)
 
     def all(self) -> list[Callable[..., object]]:
         return [
@@ -89,6 +92,9 @@ class RunActivities:
             work_order_digest=sha256_hex(params.work_order.model_dump(mode="json")),
             memory_snapshot="none",
             policy_version=pack.policy_version(self._ledger.engine),
+            # Each MCP server is discovered at attempt start and its identity, protocol,
+            # capabilities and tool-list digest frozen here; calls are checked against them.
+            mcp_pins=tuple(pin_server(discover(c), c) for c in profile.mcp_servers),
         )
         self._ledger.put_manifest(manifest)
         return manifest
@@ -178,9 +184,25 @@ class RunActivities:
         memories = self._memory.context_items(principal, params.now) if self._memory else []
         return build_step_packet(pack, manifest, params.step, state, params.now, memories)
 
+    def _load_contracts(self, manifest_hash: str, pack: str) -> Mapping[str, ToolContract]:
+        return self._manifests(manifest_hash).tool_contracts(self._packs(pack).contracts)
+
+    def _tool(self, params: ToolStepInput) -> ToolImplementation:
+        native = self._packs(params.pack).tools.get(params.tool)
+        if native is not None:
+            return native
+        # A pinned MCP tool, rebuilt from the manifest: no worker-side view of the server.
+        pins = self._manifests(params.manifest_hash).mcp_servers
+        pin, name = pinned_tool(pins, params.tool)
+        return McpToolImplementation(
+            self._contracts(params.manifest_hash, params.pack)[params.tool],
+            pin,
+            name,
+            elicitation_handler=PreapprovedElicitations(params.elicitation_answers),
+        )
+
     def _tool_call(self, params: ToolStepInput) -> tuple[ToolImplementation, ToolCall]:
-        pack = self._packs(params.pack)
-        tool = pack.tools[params.tool]
+        tool = self._tool(params)
         arguments = tool.contract.input_model.model_validate(params.arguments)
         return tool, ToolCall(
             operation_id=params.operation_id,
@@ -234,7 +256,7 @@ def build_step_packet(
     ]
     definitions = {
         name: ToolDefinition.from_contract(c)
-        for name, c in pack.contracts.items()
+        for name, c in manifest.tool_contracts(pack.contracts).items()
         if manifest.grant(name) is not None
     }
     return build_context(

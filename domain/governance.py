@@ -168,13 +168,17 @@ def _policy_refusal(
         if refusal is not None:
             return refusal
         digest = arguments_digest(contract.name, arguments)
-        if any(
-            a.arguments_digest == digest and a.status == "succeeded"
-            for a in state.completed_actions
-        ):
+        earlier = {a.status for a in state.completed_actions if a.arguments_digest == digest}
+        if "succeeded" in earlier:
             return Deny(
                 reason_code="already_done",
                 detail=f"{contract.name} already succeeded with these arguments in this run",
+            )
+        if "unknown" in earlier:
+            return Deny(
+                reason_code="outcome_unknown",
+                detail=f"{contract.name} with these arguments may already have run; a person "
+                "must check before it is repeated",
             )
     return None
 

@@ -6,7 +6,8 @@ one configuration is never mistaken for another's. Changing any component change
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic import Field
 
@@ -14,6 +15,7 @@ from domain._model import Frozen
 from domain.canonical import sha256_hex
 from domain.context import StepProfile, TokenBudget
 from domain.errors import ManifestError
+from domain.mcp import McpConnectionContract, McpServerPin, pin_contracts
 from domain.model_profile import ModelProfile as ModelProfile  # re-exported: part of a manifest
 from domain.tools import Risk, Scope, ToolContract
 from domain.workorder import Budget
@@ -69,6 +71,8 @@ class AgentProfile(Frozen):
     evaluation_profile: str = "none"
     approval_ttl_seconds: int = 24 * 3600
     compaction: CompactionPolicy = Field(default_factory=CompactionPolicy)
+    mcp_servers: tuple[McpConnectionContract, ...] = ()
+    """MCP servers whose allowed tools this agent may use: discovered and pinned per attempt."""
 
 
 class ExecutionManifest(Frozen):
@@ -89,10 +93,22 @@ class ExecutionManifest(Frozen):
     evaluation_profile: str
     approval_ttl_seconds: int
     compaction: CompactionPolicy = Field(default_factory=CompactionPolicy)
+    mcp_servers: tuple[McpServerPin, ...] = ()
+
+    def canonical(self) -> dict[str, Any]:
+        """The JSON the hash is over. Without MCP servers the field is left out, so manifests
+        frozen before it existed keep their hashes (events and ledger rows refer to them)."""
+        return self.model_dump(mode="json", exclude=None if self.mcp_servers else {"mcp_servers"})
 
     @property
     def hash(self) -> str:
-        return sha256_hex(self.model_dump(mode="json"))
+        return sha256_hex(self.canonical())
+
+    def tool_contracts(self, native: Mapping[str, ToolContract]) -> dict[str, ToolContract]:
+        """Every tool this attempt may know: the pack's own and those of its pinned MCP servers
+        (derived from the pins alone, never from a worker's live view of a server)."""
+        pinned = (pin_contracts(pin) for pin in self.mcp_servers)
+        return {**native, **{name: c for contracts in pinned for name, c in contracts.items()}}
 
     def grant(self, tool: str) -> ToolGrant | None:
         return next((g for g in self.tool_grants if g.name == tool), None)
@@ -111,10 +127,24 @@ def resolve_manifest(
     work_order_digest: str,
     memory_snapshot: str,
     policy_version: str,
+    mcp_pins: tuple[McpServerPin, ...] = (),
 ) -> ExecutionManifest:
-    """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests."""
+    """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests;
+    each MCP server in the profile arrives as the pin discovery made of it."""
+    pinned = tuple(pin.connection for pin in mcp_pins)
+    if pinned != profile.mcp_servers:
+        raise ManifestError(
+            f"MCP pins {[c.name for c in pinned]} do not match the profile's servers "
+            f"{[c.name for c in profile.mcp_servers]}"
+        )
+    mcp_grants = tuple(
+        ToolGrant.of(contract, pin.connection.steps)
+        for pin in mcp_pins
+        for contract in pin_contracts(pin).values()
+    )
+    tool_grants = profile.tool_grants + mcp_grants
     step_names = {s.name for s in profile.step_profiles}
-    for grant in profile.tool_grants:
+    for grant in tool_grants:
         unknown = set(grant.steps) - step_names
         if unknown:
             raise ManifestError(f"grant {grant.name} names unknown steps {sorted(unknown)}")
@@ -126,7 +156,7 @@ def resolve_manifest(
         model=profile.model,
         instructions=profile.instructions,
         instruction_bundle=sha256_hex([i.model_dump() for i in profile.instructions]),
-        tool_grants=profile.tool_grants,
+        tool_grants=tool_grants,
         step_profiles=profile.step_profiles,
         token_budget=profile.token_budget,
         memory_snapshot=memory_snapshot,
@@ -136,4 +166,5 @@ def resolve_manifest(
         evaluation_profile=profile.evaluation_profile,
         approval_ttl_seconds=profile.approval_ttl_seconds,
         compaction=profile.compaction,
+        mcp_servers=mcp_pins,
     )

@@ -19,7 +19,9 @@ from domain.canonical import sha256_hex
 
 Scope = Literal["read", "write"]
 Risk = Literal["low", "consequential"]
-ReceiptStatus = Literal["succeeded", "failed", "in_doubt"]
+ReceiptStatus = Literal["succeeded", "failed", "in_doubt", "unknown"]
+"""``in_doubt``: not settled yet, reconciliation will say; ``unknown``: settled as unknowable (a
+write nothing can reconcile lost its answer), an unresolved error a person must check."""
 
 
 class ApprovalRule(Frozen):
@@ -74,7 +76,11 @@ class ToolContract:
     risk: Risk
     required_scope: str
     timeout_seconds: float = 10.0
-    max_attempts: int = 5
+    heartbeat_seconds: float | None = None
+    """When set, a call in flight must heartbeat this often or it is treated as lost."""
+    reconcilable: bool = True
+    """Whether the system of record can say if a write with a given idempotency key ran.
+    A non-reconcilable write is attempted once; an unknown outcome stays in doubt."""
     approval: ApprovalRule = field(default_factory=ApprovalRule)
     resource_argument: str | None = None
     fact_bounds: tuple[FactBound, ...] = ()
@@ -87,13 +93,18 @@ class ToolContract:
         return "none" if self.scope == "read" else "runtime_key"
 
     @property
-    def on_partial_completion(self) -> Literal["retry", "reconcile"]:
-        """An unknown outcome of a write is reconciled by reading the system of record."""
-        return "retry" if self.scope == "read" else "reconcile"
+    def on_partial_completion(self) -> Literal["retry", "reconcile", "in_doubt"]:
+        """An unknown outcome of a write is reconciled by reading the system of record, or,
+        where nothing can be read, recorded as in doubt for a person (never blindly retried)."""
+        if self.scope == "read":
+            return "retry"
+        return "reconcile" if self.reconcilable else "in_doubt"
 
     @property
-    def cancellation(self) -> Literal["abandon", "reconcile"]:
-        return "abandon" if self.scope == "read" else "reconcile"
+    def cancellation(self) -> Literal["abandon", "reconcile", "in_doubt"]:
+        if self.scope == "read":
+            return "abandon"
+        return "reconcile" if self.reconcilable else "in_doubt"
 
     @cached_property
     def schema_hash(self) -> str:

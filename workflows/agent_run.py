@@ -7,6 +7,7 @@ outbox that rides on the next activity call, so the ledger append adds no round 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -37,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.principal import Principal
     from domain.run_loop import check_decision, next_step
     from domain.state import WorkingState
-    from domain.tools import Receipt
+    from domain.tools import Receipt, ReceiptStatus, ToolContract
     from domain.workorder import WorkOrder
     from packs import contracts_for
 
@@ -56,6 +57,8 @@ _RETRY = RetryPolicy(
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=10),
 )
+# A write nothing can reconcile (an MCP tool) is attempted once: a retry could repeat it.
+_ONCE = RetryPolicy(maximum_attempts=1)
 
 
 class Continuation(BaseModel):
@@ -96,6 +99,7 @@ class AgentRunWorkflow:
         self._outbox: list[ev.RunEvent] = []
         self._manifest: ExecutionManifest | None = None
         self._manifest_hash = ""
+        self._contracts: Mapping[str, ToolContract] = {}
 
     # ----------------------------------------------------------------- the loop
     @workflow.run
@@ -125,7 +129,7 @@ class AgentRunWorkflow:
             start_to_close_timeout=_MODEL_TIMEOUT,
             retry_policy=_RETRY,
         )
-        self._manifest_hash = self._manifest.hash
+        self._pin_manifest(self._manifest, params.work_order.pack)
         self._emit(
             ev.RunStarted,
             work_order=params.work_order,
@@ -139,8 +143,12 @@ class AgentRunWorkflow:
                 type="carried_state_mismatch",
                 non_retryable=True,
             )
-        self._state, self._manifest = carried.state, carried.manifest
-        self._manifest_hash = carried.manifest.hash
+        self._state = carried.state
+        self._pin_manifest(carried.manifest, self._work_order().pack)
+
+    def _pin_manifest(self, manifest: ExecutionManifest, pack: str) -> None:
+        self._manifest, self._manifest_hash = manifest, manifest.hash
+        self._contracts = manifest.tool_contracts(contracts_for(pack))
 
     def _history_too_long(self) -> bool:
         info, policy = workflow.info(), self._manifest_().compaction
@@ -290,7 +298,7 @@ class AgentRunWorkflow:
             self._manifest_(),
             self._principal(),
             workflow.now(),
-            contracts=contracts_for(self._work_order().pack),
+            contracts=self._contracts,
             step=step,
             operation_id=operation_id,
         )
@@ -352,7 +360,7 @@ class AgentRunWorkflow:
             idempotency_key=allow.idempotency_key,
             approval_id=allow.approval_id,
         )
-        contract = contracts_for(self._work_order().pack)[allow.tool]
+        contract = self._contracts[allow.tool]
         call = ToolStepInput(
             run_id=self._state.run_id,
             pack=self._work_order().pack,
@@ -363,36 +371,52 @@ class AgentRunWorkflow:
             principal=self._principal(),
             now=workflow.now(),
             outbox=self._take_outbox(),
+            manifest_hash=self._manifest_hash,
         )
+        heartbeat = contract.heartbeat_seconds
         try:
             receipt = await workflow.execute_activity(
                 "execute_tool",
                 call,
                 result_type=Receipt,
                 start_to_close_timeout=timedelta(seconds=contract.timeout_seconds),
+                heartbeat_timeout=timedelta(seconds=heartbeat) if heartbeat else None,
                 # Unlimited attempts with backoff (capped at 10 s): execute_tool reconciles a
                 # write by its idempotency key before acting and a read has no effect to double,
                 # so every retry is safe, and a database outage or a crashed worker must delay a
-                # call, not turn it into a failure.
-                retry_policy=_RETRY,
+                # call, not turn it into a failure. A write nothing can reconcile runs once.
+                retry_policy=_ONCE if contract.on_partial_completion == "in_doubt" else _RETRY,
             )
         except ActivityError as exc:
+            if contract.on_partial_completion == "in_doubt":
+                self._record_doubt(call, exc)
+                return
             receipt = await self._reconcile(call, exc)
         self._record_receipt(receipt)
 
-    async def _reconcile(self, call: ToolStepInput, exc: ActivityError) -> Receipt:
-        """Outcome unknown: record it as in doubt, then ask the system of record."""
-        doubt = Receipt(
+    def _record_doubt(self, call: ToolStepInput, exc: ActivityError) -> None:
+        """Nothing can say whether the call ran: its outcome is settled as unknown, an
+        unresolved error for a person (the outbox it carried is resent with the next flush)."""
+        self._outbox = call.outbox + self._outbox
+        self._record_receipt(self._doubt(call, exc, status="unknown"))
+
+    def _doubt(
+        self, call: ToolStepInput, exc: ActivityError, status: ReceiptStatus = "in_doubt"
+    ) -> Receipt:
+        return Receipt(
             operation_id=call.operation_id,
             tool=call.tool,
             tool_version="",
-            status="in_doubt",
+            status=status,
             idempotency_key=call.idempotency_key,
             error_code="outcome_unknown",
             error_message=str(exc.cause or exc),
             observed_at=workflow.now(),
         )
-        self._emit(ev.ToolReceiptRecorded, receipt=doubt)
+
+    async def _reconcile(self, call: ToolStepInput, exc: ActivityError) -> Receipt:
+        """Outcome unknown: record it as in doubt, then ask the system of record."""
+        self._emit(ev.ToolReceiptRecorded, receipt=self._doubt(call, exc))
         receipt: Receipt = await workflow.execute_activity(
             "reconcile_tool",
             # The failed call's outbox may not have landed; appends are idempotent, so resend it.
@@ -413,7 +437,7 @@ class AgentRunWorkflow:
                 operation_id=receipt.operation_id,
                 **passage.model_dump(exclude={"score"}),
             )
-        if receipt.status == "failed":
+        if receipt.status in ("failed", "unknown"):
             self._emit(
                 ev.ErrorRecorded,
                 error_id=f"err_{self._state.last_seq + 1}",

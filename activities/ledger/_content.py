@@ -34,7 +34,7 @@ class ContentStore(LedgerBase):
         if isinstance(manifest, Mapping):
             body, digest = dict(manifest), sha256_hex(manifest)
         else:
-            body, digest = manifest.model_dump(mode="json"), manifest.hash
+            body, digest = manifest.canonical(), manifest.hash
         self._put(
             manifests, {"hash": digest, "created_at": datetime.now(UTC)}, body, f"manifest {digest}"
         )

@@ -1,18 +1,12 @@
-"""MCP client: connection contracts, discovery, and MCP tools as governed ToolContracts.
+"""MCP client: discovery, pinning and calls over the official ``mcp`` SDK (stdio, Streamable HTTP).
 
-Built on the official ``mcp`` SDK (stdio and Streamable HTTP). Discovery freezes a server's
-identity, protocol version, capabilities and tool-list digest; calls re-check them and fail with
-a typed error on drift. Errors are drawn as a tree in ``_errors``.
+The contracts, pins and the ToolContracts derived from them are pure and live in ``domain.mcp``;
+this package talks to servers. Discovery freezes a server's identity, protocol version,
+capabilities and tool-list digest; calls re-check them and report drift as a recorded failure.
+Errors are drawn as a tree in ``_errors``.
 """
 
 from activities.mcp._call import IDEMPOTENCY_META_KEY, McpToolImplementation, ProgressListener
-from activities.mcp._contract import (
-    McpConnectionContract,
-    McpServerSnapshot,
-    McpToolInfo,
-    StdioTransport,
-    StreamableHttpTransport,
-)
 from activities.mcp._discover import discover, discover_async, tools_digest
 from activities.mcp._elicitation import (
     ElicitationAnswer,
@@ -29,35 +23,26 @@ from activities.mcp._errors import (
     McpServerUnavailable,
     McpToolListChanged,
 )
-from activities.mcp._schema import McpArguments, McpToolResult
-from activities.mcp._tools import contract_tool_name, contracts_from_snapshot, is_read_only
+from activities.mcp._tools import contracts_from_snapshot, pin_server
 
 __all__ = [
     "IDEMPOTENCY_META_KEY",
     "ElicitationAnswer",
     "ElicitationHandler",
     "ElicitationRequest",
-    "McpArguments",
     "McpClientError",
-    "McpConnectionContract",
     "McpContractError",
     "McpProtocolMismatch",
     "McpServerIdentityMismatch",
-    "McpServerSnapshot",
     "McpServerUnavailable",
     "McpToolImplementation",
-    "McpToolInfo",
     "McpToolListChanged",
-    "McpToolResult",
     "PreapprovedElicitations",
     "ProgressListener",
-    "StdioTransport",
-    "StreamableHttpTransport",
-    "contract_tool_name",
     "contracts_from_snapshot",
     "decline_all",
     "discover",
     "discover_async",
-    "is_read_only",
+    "pin_server",
     "tools_digest",
 ]

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 import mcp_types as types
 from mcp.client.session import ClientSession
 
-from activities.mcp._contract import McpConnectionContract, McpServerSnapshot, McpToolInfo
 from activities.mcp._session import open_session, run_sync
 from domain.canonical import sha256_hex
+from domain.mcp import McpConnectionContract, McpServerSnapshot, McpToolInfo
 
 
 def tool_info(tool: types.Tool) -> McpToolInfo:

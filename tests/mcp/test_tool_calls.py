@@ -12,16 +12,13 @@ from sqlalchemy.engine import Engine
 from temporalio.testing import ActivityEnvironment
 
 from activities.mcp import (
-    McpConnectionContract,
-    McpServerSnapshot,
     McpToolImplementation,
-    McpToolListChanged,
     PreapprovedElicitations,
-    contract_tool_name,
-    contracts_from_snapshot,
     discover,
+    pin_server,
 )
 from activities.ports import ToolOutput
+from domain.mcp import McpConnectionContract, McpServerSnapshot, contract_tool_name, pin_contracts
 from tests.mcp.conftest import SECRET_NAME, tool_call
 from tests.mcp.test_tool_contracts import rpc_peer_contract
 
@@ -42,12 +39,12 @@ def connection(request: pytest.FixtureRequest) -> McpConnectionContract:
 
 
 def builder(connection: McpConnectionContract, snapshot: McpServerSnapshot | None = None) -> Build:
-    frozen = snapshot or discover(connection)
-    contracts = contracts_from_snapshot(frozen, connection)
+    pin = pin_server(snapshot or discover(connection), connection)
+    contracts = pin_contracts(pin)
 
     def build(tool: str, **options: Any) -> McpToolImplementation:
         contract = contracts[contract_tool_name(connection.name, tool)]
-        return McpToolImplementation(contract, connection, frozen, tool, **options)
+        return McpToolImplementation(contract, pin, tool, **options)
 
     return build
 
@@ -81,9 +78,11 @@ def test_a_changed_tool_list_fails_the_call_before_it_runs(
     drifted = frozen.model_copy(update={"tools_digest": "sha256:" + "0" * 64})
     echo = builder(connection, drifted)("echo")
 
-    with pytest.raises(McpToolListChanged, match="changed its tool list") as caught:
-        call(echo, engine, message="hello")
-    assert caught.value.non_retryable
+    out = call(echo, engine, message="hello")
+
+    # Never a silent swap: a recorded failure the run's policy handles, and nothing was sent.
+    assert (out.status, out.error_code) == ("failed", "mcp_tool_list_changed")
+    assert "changed its tool list" in (out.error_message or "")
 
 
 def test_a_tool_execution_error_is_a_failed_receipt_not_a_protocol_error(

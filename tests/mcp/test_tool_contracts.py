@@ -8,15 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from activities.mcp import (
-    McpConnectionContract,
-    McpContractError,
-    McpServerSnapshot,
-    McpToolListChanged,
-    StdioTransport,
-    contracts_from_snapshot,
-    discover,
-)
+from activities.mcp import McpContractError, McpToolListChanged, contracts_from_snapshot, discover
+from domain.mcp import McpConnectionContract, McpServerSnapshot, StdioTransport
 
 RPC_PEER = Path(__file__).with_name("_rpc_error_server.py")
 
@@ -55,7 +48,8 @@ def test_tools_that_do_not_claim_read_only_are_consequential_and_need_approval(
     for name in ("everything__toggle-simulated-logging", "everything__trigger-elicitation-request"):
         tool = contracts[name]
         assert (tool.scope, tool.risk, tool.approval.kind) == ("write", "consequential", "always")
-        assert tool.max_attempts == 1
+        # MCP cannot say whether a request ran: attempted once, an unknown outcome in doubt.
+        assert (tool.reconcilable, tool.on_partial_completion) == (False, "in_doubt")
 
 
 def test_an_unannotated_tool_is_treated_as_consequential() -> None:
