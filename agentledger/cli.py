@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -46,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     approve.add_argument("--as", dest="principal", required=True)
     approve.add_argument("--reject", action="store_true")
     approve.add_argument("--reason", default="")
+    approve.add_argument(
+        "--content", type=json_object, help="JSON answer to a tool server's elicitation request"
+    )
     show = sub.add_parser("show", help="a run's timeline and state, from the ledger")
     show.add_argument("run_id", nargs="?")
     show.add_argument("--json", action="store_true", help="emit the events as JSON lines")
@@ -58,6 +62,17 @@ def _parser() -> argparse.ArgumentParser:
     stop = sub.add_parser("stop", help="stop the embedded Temporal server")
     stop.set_defaults(temporal_address=None)
     return parser
+
+
+def json_object(text: str) -> dict[str, object]:
+    """An argparse type: a JSON object, or a usage error that says what is wrong."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object")
+    return value
 
 
 def _model_flags(parser: argparse.ArgumentParser) -> None:

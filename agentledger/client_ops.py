@@ -6,6 +6,7 @@ import asyncio
 import uuid
 from typing import Any
 
+from pydantic import JsonValue
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -62,6 +63,7 @@ async def decide(
     *,
     approve: bool,
     reason: str = "",
+    content: dict[str, JsonValue] | None = None,
 ) -> ApprovalResult:
     """Decide an approval, bound to the exact proposal digest the run shows for it.
 
@@ -80,6 +82,7 @@ async def decide(
         approve=approve,
         proposal_digest=known.proposal_digest,
         reason=reason,
+        content=content,
     )
     try:
         return await client.get_workflow_handle(run_id).execute_update(

@@ -138,7 +138,13 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
     client = await connect(settings)
     approver = _principal(runtime, args.principal)
     result = await client_ops.decide(
-        client, args.run_id, args.approval_id, approver, approve=not args.reject, reason=args.reason
+        client,
+        args.run_id,
+        args.approval_id,
+        approver,
+        approve=not args.reject,
+        reason=args.reason,
+        content=args.content,
     )
     say(f"{result.approval_id} {result.decision} by {approver.user_id}")
     return 0

@@ -5,6 +5,8 @@ server scripted with recorded replies, garbage, 429, 500 and a timeout, and (2) 
 server (xllamacpp) running SmolLM2-135M from PyPI: direct decisions, then one governed run on an
 embedded Temporal stack. A case passes when the plumbing holds (a valid decision or a recorded
 rejection, the right typed error, governance intact); answer quality is never judged.
+MCP cases (``bench._interop_mcp``) run server-everything over stdio inside real runs: reads
+through the gate, a write denied for a missing scope, an elicitation answered by a human.
 Prints one line per case, then a final JSON line.
 """
 
@@ -25,6 +27,7 @@ from activities.models import MALFORMED, OpenAICompatibleClient, model_clients
 from activities.models import openai_compatible_profile as profile_for
 from activities.ports import ModelReply
 from agentledger.devserver import ensure_dev_server, stop_dev_server
+from bench._interop_mcp import mcp_cases
 from bench._stack import free_port
 from domain import events as ev
 from domain.decisions import Decision
@@ -161,14 +164,16 @@ def main() -> None:
     with LlamaPeer() as peer:
         llama_cases(peer, report)
         asyncio.run(llama_run(peer, report))
+    provider_total = len(results)
+    mcp_figures = asyncio.run(mcp_cases(report))
     summary = {
-        "provider_cases_passed": sum(results),
-        "provider_cases_total": len(results),
+        "provider_cases_passed": sum(results[:provider_total]),
+        "provider_cases_total": provider_total,
         "provider_peers": ["local chat-completions server", "llama.cpp (xllamacpp) SmolLM2-135M"],
-        "mcp_tools_discovered": 0,
-        "mcp_calls_ok": 0,
-        "mcp_denials_recorded": 0,
-        "mcp_note": "MCP client not built yet (issue 8 part 2); these keys are placeholders",
+        **mcp_figures,
+        "mcp_cases_passed": sum(results[provider_total:]),
+        "mcp_cases_total": len(results) - provider_total,
+        "mcp_peer": "@modelcontextprotocol/server-everything 2.0.0 (npm, stdio)",
     }
     print(json.dumps(summary))
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
+from pydantic import JsonValue
+
 from domain._model import Frozen
+from domain.elicitation import ElicitationRequest, content_problem
 from domain.principal import Principal
 from domain.state import WorkingState
 
@@ -20,6 +24,9 @@ def check_approval_decision(
     approver: Principal,
     proposal_digest: str,
     now: datetime,
+    *,
+    approve: bool = True,
+    content: Mapping[str, JsonValue] | None = None,
 ) -> ApprovalRefusal | None:
     """``None`` when ``approver`` may decide ``approval_id`` as seen with ``proposal_digest``.
 
@@ -60,4 +67,21 @@ def check_approval_decision(
             reason_code="expired",
             detail=f"approval {approval_id} expired at {pending.expires_at.isoformat()}",
         )
+    return _content_refusal(pending.elicitation, approve, content)
+
+
+def _content_refusal(
+    asked: ElicitationRequest | None, approve: bool, content: Mapping[str, JsonValue] | None
+) -> ApprovalRefusal | None:
+    """A grant answers a server's question only with content that fits it, and content never
+    rides on a decision that asked nothing (or on a rejection)."""
+    if asked is None or not approve:
+        if content is not None:
+            return ApprovalRefusal(
+                reason_code="unexpected_content", detail="this decision takes no content"
+            )
+        return None
+    problem = content_problem(asked, content)
+    if problem is not None:
+        return ApprovalRefusal(reason_code="invalid_elicitation_content", detail=problem)
     return None

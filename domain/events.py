@@ -14,6 +14,7 @@ from pydantic import Field, JsonValue, TypeAdapter
 
 from domain._model import Frozen
 from domain.decisions import Answer, CallTool, ProceedToAnswer, ToolCallProposal
+from domain.elicitation import ElicitationRequest
 from domain.tools import Receipt
 from domain.workorder import WorkOrder
 
@@ -127,6 +128,8 @@ class ApprovalRequested(Envelope):
     requested_by: str
     approver_role: str
     expires_at: datetime
+    elicitation: ElicitationRequest | None = None
+    """Set when a tool's server asked for human input: the grant must answer it."""
 
 
 class ApprovalGranted(Envelope):
@@ -134,6 +137,8 @@ class ApprovalGranted(Envelope):
     approval_id: str
     approver: str
     proposal_digest: str
+    content: dict[str, JsonValue] | None = None
+    """The approver's answer to the approval's elicitation (checked against its schema)."""
 
 
 class ApprovalRejected(Envelope):

@@ -208,6 +208,7 @@ def _apply(d: _Draft, event: RunEvent) -> None:
                 requested_by=event.requested_by,
                 approver_role=event.approver_role,
                 expires_at=event.expires_at,
+                elicitation=event.elicitation,
             )
         case ApprovalGranted() | ApprovalRejected() | ApprovalExpired():
             _apply_approval_decision(d, event)
@@ -358,6 +359,7 @@ def _apply_approval_decision(
         decided_by=getattr(event, "approver", None),
         reason=getattr(event, "reason", ""),
         expires_at=pending.expires_at,
+        content=getattr(event, "content", None),
     )
     if decision != "granted":
         d.reject(

@@ -15,7 +15,7 @@ from domain._model import Frozen
 from domain.canonical import sha256_hex
 from domain.context import StepProfile, TokenBudget
 from domain.errors import ManifestError
-from domain.mcp import McpConnectionContract, McpServerPin, pin_contracts
+from domain.mcp import McpConnectionContract, McpServerPin, pin_contracts, pin_contracts_names
 from domain.model_profile import ModelProfile as ModelProfile  # re-exported: part of a manifest
 from domain.tools import Risk, Scope, ToolContract
 from domain.workorder import Budget
@@ -109,6 +109,10 @@ class ExecutionManifest(Frozen):
         (derived from the pins alone, never from a worker's live view of a server)."""
         pinned = (pin_contracts(pin) for pin in self.mcp_servers)
         return {**native, **{name: c for contracts in pinned for name, c in contracts.items()}}
+
+    def pins(self, tool: str) -> bool:
+        """Whether ``tool`` is an MCP tool of a server this manifest pins."""
+        return any(tool in pin_contracts_names(pin) for pin in self.mcp_servers)
 
     def grant(self, tool: str) -> ToolGrant | None:
         return next((g for g in self.tool_grants if g.name == tool), None)

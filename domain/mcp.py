@@ -248,6 +248,10 @@ def pin_contracts(pin: McpServerPin) -> dict[str, ToolContract]:
     return {contract.name: contract for contract in built}
 
 
+def pin_contracts_names(pin: McpServerPin) -> tuple[str, ...]:
+    return tuple(contract_tool_name(pin.connection.name, t) for t in pin.connection.allowed_tools)
+
+
 def pinned_tool(pins: tuple[McpServerPin, ...], contract_name: str) -> tuple[McpServerPin, str]:
     """The pin and MCP tool name behind a contract name; KeyError when no pin serves it."""
     for pin in pins:

@@ -13,6 +13,7 @@ from pydantic import Field, JsonValue
 
 from domain._model import Frozen
 from domain.decisions import Answer, ToolCallProposal
+from domain.elicitation import ElicitationRequest
 from domain.tools import ReceiptStatus, ResourceRef, VerifiedFact
 from domain.workorder import Budget, WorkOrder
 
@@ -86,6 +87,7 @@ class PendingApproval(Frozen):
     requested_by: str
     approver_role: str
     expires_at: datetime
+    elicitation: ElicitationRequest | None = None
 
 
 class ApprovalOutcome(Frozen):
@@ -99,6 +101,7 @@ class ApprovalOutcome(Frozen):
     reason: str = ""
     expires_at: datetime
     used: bool = False
+    content: dict[str, JsonValue] | None = None
 
 
 class OpenCommitment(Frozen):

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -31,13 +31,18 @@ with workflow.unsafe.imports_passed_through():
     from domain.approvals import check_approval_decision
     from domain.compaction import can_compact, compact, context_state
     from domain.decisions import Answer, CallTool, ToolCallProposal
+    from domain.elicitation import (
+        ElicitationRequest,
+        declined_elicitation,
+        elicitation_approval_digest,
+    )
     from domain.fold import evolve, state_hash
     from domain.governance import Allow, Authorization, Deny, authorize
     from domain.manifest import ExecutionManifest
     from domain.memory import outcome_proposal
     from domain.principal import Principal
     from domain.run_loop import check_decision, next_step
-    from domain.state import WorkingState
+    from domain.state import ApprovalOutcome, WorkingState
     from domain.tools import Receipt, ReceiptStatus, ToolContract
     from domain.workorder import WorkOrder
     from packs import contracts_for
@@ -85,6 +90,8 @@ class ApprovalDecision(BaseModel):
     approve: bool
     proposal_digest: str
     reason: str = ""
+    content: dict[str, JsonValue] | None = None
+    """The answer to an approval that carries a server's elicitation request."""
 
 
 class ApprovalResult(BaseModel):
@@ -278,10 +285,10 @@ class AgentRunWorkflow:
         operation_id = f"op_{self._state.last_seq + 1}"
         verdict = self._authorize(step, proposal, operation_id)
         if verdict.kind == "needs_approval":
-            granted = await self._await_approval(
+            outcome = await self._await_approval(
                 operation_id, verdict.proposal, verdict.proposal_digest
             )
-            if not granted:
+            if outcome.decision != "granted":
                 return
             verdict = self._authorize(step, proposal, operation_id)  # re-checked at dispatch
         if isinstance(verdict, Deny):
@@ -324,8 +331,12 @@ class AgentRunWorkflow:
             )
 
     async def _await_approval(
-        self, operation_id: str, proposal: ToolCallProposal, digest: str
-    ) -> bool:
+        self,
+        operation_id: str,
+        proposal: ToolCallProposal,
+        digest: str,
+        elicitation: ElicitationRequest | None = None,
+    ) -> ApprovalOutcome:
         approval_id = f"apr_{self._state.last_seq + 1}"
         ttl = timedelta(seconds=self._manifest_().approval_ttl_seconds)
         self._emit(
@@ -337,6 +348,7 @@ class AgentRunWorkflow:
             requested_by=self._principal().user_id,
             approver_role="approver",
             expires_at=workflow.now() + ttl,
+            elicitation=elicitation,
         )
         await self._flush()  # the approvals inbox must show the request while we wait
         try:
@@ -345,8 +357,7 @@ class AgentRunWorkflow:
             )
         except TimeoutError:
             self._emit(ev.ApprovalExpired, approval_id=approval_id)
-        outcome = self._state.approvals[approval_id]
-        return outcome.decision == "granted"
+        return self._state.approvals[approval_id]
 
     # ------------------------------------------------------------- effects
     async def _execute(self, operation_id: str, allow: Allow) -> None:
@@ -373,9 +384,18 @@ class AgentRunWorkflow:
             outbox=self._take_outbox(),
             manifest_hash=self._manifest_hash,
         )
+        receipt = await self._call_tool(call, contract)
+        asked = declined_elicitation(receipt.model_view) if receipt is not None else None
+        if receipt is not None and asked is not None and self._manifest_().pins(allow.tool):
+            receipt = await self._answer_elicitation(call, contract, allow, asked, receipt)
+        if receipt is not None:
+            self._record_receipt(receipt)
+
+    async def _call_tool(self, call: ToolStepInput, contract: ToolContract) -> Receipt | None:
+        """The call's receipt, or ``None`` when its outcome was recorded as unknowable."""
         heartbeat = contract.heartbeat_seconds
         try:
-            receipt = await workflow.execute_activity(
+            receipt: Receipt = await workflow.execute_activity(
                 "execute_tool",
                 call,
                 result_type=Receipt,
@@ -390,9 +410,36 @@ class AgentRunWorkflow:
         except ActivityError as exc:
             if contract.on_partial_completion == "in_doubt":
                 self._record_doubt(call, exc)
-                return
-            receipt = await self._reconcile(call, exc)
-        self._record_receipt(receipt)
+                return None
+            return await self._reconcile(call, exc)
+        return receipt
+
+    async def _answer_elicitation(
+        self,
+        call: ToolStepInput,
+        contract: ToolContract,
+        allow: Allow,
+        asked: ElicitationRequest,
+        declined: Receipt,
+    ) -> Receipt | None:
+        """The server asked for human input and the call declined it: ask a person (the
+        operation stays open), then re-run the call with exactly their answer. Without a grant
+        the declined result stands; ``None`` when the re-run's outcome was recorded unknown."""
+        bound_to = elicitation_approval_digest(
+            call.operation_id, allow.arguments_digest, self._manifest_hash, asked
+        )
+        proposal = ToolCallProposal(tool=allow.tool, arguments=allow.arguments)
+        outcome = await self._await_approval(call.operation_id, proposal, bound_to, asked)
+        if outcome.decision != "granted" or outcome.content is None:
+            return declined
+        answered = call.model_copy(
+            update={
+                "elicitation_answers": {asked.digest: outcome.content},
+                "now": workflow.now(),
+                "outbox": self._take_outbox(),
+            }
+        )
+        return await self._call_tool(answered, contract)
 
     def _record_doubt(self, call: ToolStepInput, exc: ActivityError) -> None:
         """Nothing can say whether the call ran: its outcome is settled as unknown, an
@@ -455,6 +502,8 @@ class AgentRunWorkflow:
             decision.approver,
             decision.proposal_digest,
             workflow.now(),
+            approve=decision.approve,
+            content=decision.content,
         )
         if refusal is not None:
             self._emit(
@@ -471,6 +520,7 @@ class AgentRunWorkflow:
                 approval_id=decision.approval_id,
                 approver=decision.approver.user_id,
                 proposal_digest=decision.proposal_digest,
+                content=decision.content,
             )
         else:
             self._emit(
