@@ -48,6 +48,13 @@ class PacketSummary(_Message):
     citable_ids: tuple[str, ...] = ()
 
 
+class TokenUsage(_Message):
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    reported: bool = False
+
+
 class ModelStepResult(_Message):
     """Either a parsed decision, a rejection of the model's output, or a refusal to build."""
 
@@ -56,6 +63,7 @@ class ModelStepResult(_Message):
     rejection: str | None = None
     insufficient_context: str | None = None
     tokens_used: int = 0
+    usage: TokenUsage | None = None
 
 
 class ToolStepInput(_Message):

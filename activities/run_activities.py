@@ -23,18 +23,20 @@ from activities.messages import (
     ModelStepResult,
     PacketSummary,
     PrepareRunInput,
+    TokenUsage,
     ToolStepInput,
 )
 from activities.ports import ModelClient, ToolCall, ToolImplementation, ToolOutput
 from domain.canonical import sha256_hex
 from domain.context import (
+    BpeTokenCounter,
     ContextItem,
     ContextPacket,
     InsufficientContext,
     ToolDefinition,
     build_context,
     candidates_from_state,
-    counter_for_encoding,
+    model_counter,
     model_view,
     user_view,
 )
@@ -123,25 +125,32 @@ class RunActivities:
                 non_retryable=True,
             )
         reply = model.decide(packet, manifest.model)
-        used = reply.usage.input_tokens + reply.usage.output_tokens or packet.total_tokens
-        summary = _summary(packet)
+        usage = reply.usage
+        if not usage.estimated and usage.input_tokens > 0 and packet.total_tokens > 0:
+            # The provider's count corrects this encoding's estimates for the next packets.
+            _counter(manifest).calibrate(packet.total_tokens, usage.input_tokens)
+        charged = ModelStepResult(
+            packet=_summary(packet),
+            tokens_used=usage.input_tokens + usage.output_tokens or packet.total_tokens,
+            usage=TokenUsage(
+                input_tokens=usage.input_tokens,
+                cached_tokens=usage.cached_tokens,
+                output_tokens=usage.output_tokens,
+                reported=not usage.estimated,
+            ),
+        )
         if reply.output.get("type") == "malformed_reply":
-            return ModelStepResult(
-                packet=summary,
-                tokens_used=used,
-                rejection=f"model reply unusable: {reply.output.get('problem')}",
-            )
+            problem = reply.output.get("problem")
+            return charged.model_copy(update={"rejection": f"model reply unusable: {problem}"})
         try:
             decision = _DECISION.validate_python(reply.output)
         except ValidationError as exc:
-            return ModelStepResult(
-                packet=summary,
-                tokens_used=used,
-                rejection=f"model output is not a valid decision: "
-                f"{exc.error_count()} error(s), first: "
-                f"{exc.errors()[0]['msg']}",
+            rejection = (
+                f"model output is not a valid decision: {exc.error_count()} error(s), "
+                f"first: {exc.errors()[0]['msg']}"
             )
-        return ModelStepResult(packet=summary, decision=decision, tokens_used=used)
+            return charged.model_copy(update={"rejection": rejection})
+        return charged.model_copy(update={"decision": decision})
 
     @activity.defn(name="execute_tool")
     def execute_tool(self, params: ToolStepInput) -> Receipt:
@@ -269,8 +278,13 @@ def build_step_packet(
         now,
         tool_definitions=definitions,
         model_settings_digest=sha256_hex(manifest.model.model_dump(mode="json")),
-        counter=counter_for_encoding(manifest.model.encoding),
+        counter=_counter(manifest),
     )
+
+
+def _counter(manifest: ExecutionManifest) -> BpeTokenCounter:
+    model = manifest.model
+    return model_counter(model.encoding, f"{model.provider}:{model.model}")
 
 
 def _instructions(manifest: ExecutionManifest, step: str, now: datetime) -> list[ContextItem]:

@@ -196,6 +196,11 @@ class BudgetCharged(Envelope):
     tool_calls: int = 0
     tokens: int = 0
     reason: str = ""
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    usage_reported: bool = False
+    """True when the provider reported the counts; otherwise they are the packet's estimate."""
 
 
 class HistoryCompacted(Envelope):

@@ -214,7 +214,14 @@ class AgentRunWorkflow:
                 **result.packet.model_dump(exclude={"citable_ids"}),
             )
         if result.tokens_used:
-            self._emit(ev.BudgetCharged, tokens=result.tokens_used, reason=f"model:{step}")
+            usage = result.usage.model_dump(exclude={"reported"}) if result.usage else {}
+            self._emit(
+                ev.BudgetCharged,
+                tokens=result.tokens_used,
+                reason=f"model:{step}",
+                usage_reported=bool(result.usage and result.usage.reported),
+                **usage,
+            )
         if result.insufficient_context is not None:
             self._emit(
                 ev.RunFailed,

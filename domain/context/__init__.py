@@ -49,6 +49,7 @@ from domain.context.tokens import (
     TokenCounter,
     counter_for_encoding,
     default_counter,
+    model_counter,
 )
 from domain.context.views import DistillationRecord, distill, model_view, user_view
 
@@ -99,6 +100,7 @@ __all__ = [
     "counter_for_encoding",
     "default_counter",
     "distill",
+    "model_counter",
     "model_view",
     "render_packet",
     "state_view",

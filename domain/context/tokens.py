@@ -115,6 +115,13 @@ def counter_for_encoding(encoding: str) -> BpeTokenCounter:
     return BpeTokenCounter(encoding)
 
 
+@functools.cache
+def model_counter(encoding: str, model: str) -> BpeTokenCounter:
+    """One counter per (encoding, model): a provider's reported usage calibrates only the
+    estimates for its own model, never another model that shares the encoding."""
+    return BpeTokenCounter(encoding)
+
+
 def default_counter() -> BpeTokenCounter:
     return counter_for_encoding("cl100k_base")
 

@@ -69,3 +69,6 @@ async def test_a_run_decided_by_the_real_model_keeps_governance_intact(
     )
     charged = [e for e in events if isinstance(e, ev.BudgetCharged) and e.tokens]
     assert charged and all(e.tokens > 0 for e in charged)
+    # llama.cpp reports usage: the counts are the server's, not the packet's estimate.
+    reported = [e for e in charged if e.usage_reported]
+    assert reported and all(e.input_tokens > 0 for e in reported)

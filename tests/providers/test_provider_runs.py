@@ -14,6 +14,7 @@ import pytest
 from activities.models import model_clients, openai_compatible_profile
 from agentledger.devserver import DevServer
 from domain import events as ev
+from domain.context import model_counter
 from tests.providers.chat_server import ChatServer, Reply
 from tests.providers.recorded import calls, decision, error, tool_call
 from tests.providers.runs import provider_harness, run_to_end
@@ -65,8 +66,14 @@ async def test_a_provider_decided_run_survives_errors_garbage_and_an_overreach(
     assert [(d.tool, d.reason_code) for d in denied] == [("create_refund", "not_granted_for_step")]
     authorised = [e.tool for e in events if isinstance(e, ev.ToolCallAuthorised)]
     assert authorised == ["get_order", "search_returns_policy"]
-    charged = [e.tokens for e in events if isinstance(e, ev.BudgetCharged) and e.tokens]
-    assert charged[-1] == 812 + 37  # provider usage, not the estimate
+    charged = [e for e in events if isinstance(e, ev.BudgetCharged) and e.tokens]
+    last = charged[-1]
+    assert last.tokens == 812 + 37  # provider usage, not the estimate
+    assert (last.input_tokens, last.cached_tokens, last.output_tokens) == (812, 512, 37)
+    assert last.usage_reported
+    # The provider's counts calibrated this model's estimates (and no other model's).
+    assert model_counter("cl100k_base", "openai_compatible:m").factor != 1.0
+    assert model_counter("cl100k_base", "playbook:support-playbook-v1").factor == 1.0
 
 
 async def test_the_api_key_never_reaches_the_manifest_or_the_log(
