@@ -129,18 +129,25 @@ class AgentRunWorkflow:
         return {"status": self._state.status, "answer": self._final_answer()}
 
     async def _start(self, params: RunInput) -> None:
-        self._manifest = await workflow.execute_activity(
-            "prepare_run",
-            PrepareRunInput(run_id=params.run_id, work_order=params.work_order),
-            result_type=ExecutionManifest,
-            start_to_close_timeout=_MODEL_TIMEOUT,
-            retry_policy=_RETRY,
-        )
-        self._pin_manifest(self._manifest, params.work_order.pack)
+        try:
+            manifest: ExecutionManifest = await workflow.execute_activity(
+                "prepare_run",
+                PrepareRunInput(run_id=params.run_id, work_order=params.work_order),
+                result_type=ExecutionManifest,
+                start_to_close_timeout=_MODEL_TIMEOUT,
+                retry_policy=_RETRY,
+            )
+        except ActivityError as exc:
+            # A final refusal (an unknown provider, an MCP server that is not the pinned one):
+            # the run is recorded as started and failed, under no manifest, and ends cleanly.
+            self._emit(ev.RunStarted, work_order=params.work_order, policy_version="")
+            self._emit(ev.RunFailed, reason_code="preparation_failed", message=_cause(exc))
+            return
+        self._pin_manifest(manifest, params.work_order.pack)
         self._emit(
             ev.RunStarted,
             work_order=params.work_order,
-            policy_version=self._manifest.policy_version,
+            policy_version=manifest.policy_version,
         )
 
     def _resume(self, carried: Continuation) -> None:
@@ -199,13 +206,7 @@ class AgentRunWorkflow:
         except ActivityError as exc:
             # Appends are idempotent: resend what may not have landed with the final flush.
             self._outbox = outbox + self._outbox
-            cause = exc.cause
-            self._emit(
-                ev.RunFailed,
-                reason_code="model_unavailable",
-                message=f"{getattr(cause, 'type', None) or 'error'}: "
-                f"{getattr(cause, 'message', None) or exc}",
-            )
+            self._emit(ev.RunFailed, reason_code="model_unavailable", message=_cause(exc))
             return
         if result.packet is not None:
             self._emit(
@@ -625,3 +626,9 @@ class AgentRunWorkflow:
 
     def _principal(self) -> Principal:
         return self._work_order().principal
+
+
+def _cause(exc: ActivityError) -> str:
+    """``Type: message`` of the activity's own error, as events and people should read it."""
+    cause = exc.cause
+    return f"{getattr(cause, 'type', None) or 'error'}: {getattr(cause, 'message', None) or exc}"

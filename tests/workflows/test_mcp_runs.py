@@ -24,6 +24,11 @@ from packs import get_pack, register_pack
 from tests._temporal import Harness
 
 register_pack(mcp.NAME, "bench._mcp_pack:PACK")
+# The same server, expected under another version: the pin cannot be made.
+MISPINNED = mcp.build_pack(
+    "mcp_mispinned", mcp.connection().model_copy(update={"server_version": "9.9.9"})
+)
+register_pack("mcp_mispinned", "tests.workflows.test_mcp_runs:MISPINNED")
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -62,6 +67,19 @@ async def test_a_read_runs_through_the_gate_under_a_pinned_server(harness: Harne
     assert pin.snapshot.tools_digest.startswith("sha256:")
     assert authorised.tool_version.endswith(pin.snapshot.tools_digest[7:19])
     assert of(events, ev.RunCompleted)
+
+
+async def test_a_server_that_is_not_the_pinned_one_ends_the_run_before_it_starts(
+    harness: Harness,
+) -> None:
+    order = MISPINNED.make_work_order(mcp.script(mcp.call("echo", message="hi")), mcp.READER)
+    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    events = await harness.finish(handle.id)
+
+    assert [e.kind for e in events] == ["run_started", "run_failed"]
+    failed = events[-1]
+    assert isinstance(failed, ev.RunFailed) and failed.reason_code == "preparation_failed"
+    assert "McpServerIdentityMismatch" in failed.message and "9.9.9" in failed.message
 
 
 async def test_a_destructive_call_without_the_write_scope_is_denied_and_recorded(
