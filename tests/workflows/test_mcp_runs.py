@@ -20,8 +20,10 @@ from agentledger.errors import Refused
 from bench import _mcp_pack as mcp
 from domain import events as ev
 from domain.events import RunEvent
+from domain.mcp import StreamableHttpTransport
 from packs import get_pack, register_pack
 from tests._temporal import Harness
+from tests.mcp.conftest import http_server  # noqa: F401 - a fixture this module uses
 
 register_pack(mcp.NAME, "bench._mcp_pack:PACK")
 # The same server, expected under another version: the pin cannot be made.
@@ -67,6 +69,40 @@ async def test_a_read_runs_through_the_gate_under_a_pinned_server(harness: Harne
     assert pin.snapshot.tools_digest.startswith("sha256:")
     assert authorised.tool_version.endswith(pin.snapshot.tools_digest[7:19])
     assert of(events, ev.RunCompleted)
+
+
+@pytest.fixture
+def http_pack(http_server: int) -> str:  # noqa: F811 - the imported fixture
+    """The same pack with server-everything over Streamable HTTP on 127.0.0.1."""
+    url = f"http://127.0.0.1:{http_server}/mcp"
+    connection = mcp.connection().model_copy(update={"transport": StreamableHttpTransport(url=url)})
+    globals()["HTTP_PACK"] = mcp.build_pack("mcp_http", connection)
+    register_pack("mcp_http", "tests.workflows.test_mcp_runs:HTTP_PACK")
+    return "mcp_http"
+
+
+async def test_over_streamable_http_a_read_runs_and_a_write_waits_for_a_human(
+    harness: Harness, http_pack: str
+) -> None:
+    request = mcp.script(mcp.call("get-sum", a=2, b=3), mcp.call("toggle-simulated-logging"))
+    order = get_pack(http_pack).make_work_order(request, mcp.OPERATOR)
+    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    state = await harness.until_approval_or_end(handle.id)
+    [approval_id] = state.pending_approvals
+    await harness.decide(handle.id, approval_id, mcp.APPROVER.user_id)
+    events = await harness.finish(handle.id)
+
+    manifest = harness.runtime.ledger.get_manifest(events[0].manifest_hash)
+    assert manifest is not None
+    assert manifest.mcp_servers[0].connection.transport.kind == "streamable_http"
+    receipts = [e.receipt for e in of(events, ev.ToolReceiptRecorded)]
+    assert [(r.tool, r.status) for r in receipts] == [
+        ("everything__get-sum", "succeeded"),
+        ("everything__toggle-simulated-logging", "succeeded"),
+    ]
+    assert "5" in str(receipts[0].model_view["text"])
+    [authorised_write] = [e for e in of(events, ev.ToolCallAuthorised) if e.approval_id]
+    assert authorised_write.tool == "everything__toggle-simulated-logging"
 
 
 async def test_a_server_that_is_not_the_pinned_one_ends_the_run_before_it_starts(
