@@ -9,11 +9,18 @@ old histories: they prove that runs started by older code still replay.
 from __future__ import annotations
 
 import asyncio
+import json
+from datetime import UTC, datetime
 from pathlib import Path
 
+from sqlalchemy.engine import Engine
+
+from activities.memory import MemoryStore
 from agentledger import client_ops
 from bench._stack import embedded_stack
+from domain.principal import Principal
 from packs import get_pack
+from tests.replay._recorded import SEEDED_MEMORIES
 
 HISTORIES = Path(__file__).with_name("histories")
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
@@ -41,7 +48,22 @@ async def _record(name: str, approve: bool) -> None:
         await handle.result()
         history = await handle.fetch_history()
         (HISTORIES / f"{name}.json").write_text(history.to_json())
+        _note_seeded_memory(name, stack.runtime.ledger.engine, principal)
         print(f"recorded {name}: {len(history.events)} history events")
+
+
+def _note_seeded_memory(name: str, engine: Engine, principal: Principal) -> None:
+    """Packets that show the stack's seeded preference carry its created_at, which the history
+    does not: keep it beside the histories for the packet-hash check (see ``_recorded.py``)."""
+    now = datetime.now(UTC)
+    profile = MemoryStore(engine).retrieve(principal, now, use_cache=False).profile
+    seeded = json.loads(SEEDED_MEMORIES.read_text()) if SEEDED_MEMORIES.exists() else {}
+    seeded.pop(name, None)
+    if profile is not None:
+        # The check re-seeds exactly this one preference; anything else would not rebuild.
+        assert profile.item.content == {"language": "en"}, profile.item.content
+        seeded[name] = profile.item.created_at.isoformat()
+    SEEDED_MEMORIES.write_text(json.dumps(seeded, indent=2, sort_keys=True) + "\n")
 
 
 async def _record_continue_as_new() -> None:

@@ -1,7 +1,10 @@
-"""Checked-in histories must replay on the current workflow code (determinism guard)."""
+"""Checked-in histories must replay on the current workflow code (determinism guard), and what
+the replay derives must match what was recorded: the events, their projection and the state
+carried across continue-as-new, and every context packet's hash."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -11,10 +14,25 @@ from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agentledger.app import PASSTHROUGH
+from domain.events import HistoryCompacted
+from domain.fold import project, state_hash
 from packs import register_pack
+from tests.replay._checks import event_mismatches, packet_mismatches, projection_mismatches
+from tests.replay._recorded import (
+    PREFERENCE_SEEDED_AT,
+    RecordedRun,
+    read_history,
+    recorded_memories,
+)
+from tests.replay._replayed import ReplayedRun, replay
 from workflows import AgentRunWorkflow
 
 HISTORIES = sorted(Path(__file__).with_name("histories").glob("*.json"))
+# One chain of runs, in the order they ran (record.py numbers them).
+CONTINUED = sorted(
+    (p for p in HISTORIES if p.stem.startswith("loop_continue_as_new_")),
+    key=lambda p: int(p.stem.rpartition("_")[2]),
+)
 
 
 def test_the_recorded_histories_are_checked_in() -> None:
@@ -35,3 +53,68 @@ async def test_a_recorded_history_replays_without_nondeterminism(path: Path) -> 
     register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")  # the loop histories' pack
     result = await replayer.replay_workflow(history)
     assert result.replay_failure is None
+
+
+_RUNS: dict[Path, tuple[RecordedRun, ReplayedRun]] = {}
+
+
+async def _runs(path: Path) -> tuple[RecordedRun, ReplayedRun]:
+    """Each history decoded and replayed once for the whole module (the checks only read)."""
+    if path not in _RUNS:
+        register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")
+        recorded = read_history(path)
+        _RUNS[path] = recorded, await replay(path, recorded.started.run_id)
+    return _RUNS[path]
+
+
+def _report(problems: list[str], shown: int = 20) -> str:
+    more = f"\n… and {len(problems) - shown} more" if len(problems) > shown else ""
+    return "\n".join(problems[:shown]) + more
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+async def test_the_replayed_run_emits_exactly_the_recorded_events(path: Path) -> None:
+    recorded, replayed = await _runs(path)
+    assert replayed.replay_failure is None
+    assert recorded.events, f"{path.stem}: no events recorded"
+    problems = event_mismatches(recorded, replayed)
+    assert not problems, _report(problems)
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+async def test_the_recorded_events_project_to_the_replayed_and_the_carried_state(
+    path: Path,
+) -> None:
+    recorded, replayed = await _runs(path)
+    problems = projection_mismatches(recorded, replayed)
+    assert not problems, _report(problems)
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+async def test_every_recorded_packet_hash_is_rebuilt_from_its_recorded_step(path: Path) -> None:
+    recorded, replayed = await _runs(path)
+    problems = packet_mismatches(recorded, replayed, recorded_memories(recorded))
+    assert not problems, _report(problems)
+
+
+def test_each_continued_run_starts_from_the_compacted_state_its_predecessor_carried() -> None:
+    runs = [read_history(p) for p in CONTINUED]
+    assert len(runs) >= 2 and runs[-1].continued_as_new is None
+    for before, after in pairwise(runs):
+        carried, resumed = before.continued_as_new, after.started.continued
+        assert carried is not None and resumed is not None, f"{after.name}: not a continuation"
+        assert carried == resumed, f"{after.name} does not start from what {before.name} carried"
+        # The compaction event that closed the previous run is the head of the next run's log.
+        head = before.events[max(before.events)]
+        assert isinstance(head, HistoryCompacted), f"{before.name} ends with {head.kind}"
+        assert state_hash(project([head])) == resumed.state_hash, (
+            f"{after.name}: state_hash(project([{before.name} #{head.seq}])) "
+            f"{state_hash(project([head]))} != carried {resumed.state_hash}"
+        )
+
+
+@pytest.mark.parametrize("name", sorted(PREFERENCE_SEEDED_AT))
+def test_a_recovered_memory_seed_time_precedes_its_run_by_moments(name: str) -> None:
+    recorded = read_history(Path(__file__).with_name("histories") / f"{name}.json")
+    lead = recorded.started_at - PREFERENCE_SEEDED_AT[name]
+    assert 0 < lead.total_seconds() < 5, f"{name}: seeded {lead} before the run started"
