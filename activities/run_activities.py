@@ -182,7 +182,14 @@ class RunActivities:
 
     # ------------------------------------------------------------------ helpers
     def _load_manifest(self, manifest_hash: str) -> ExecutionManifest:
-        return self._ledger.get_manifest(manifest_hash)
+        manifest = self._ledger.get_manifest(manifest_hash)
+        if manifest is None:
+            raise ApplicationError(
+                f"no manifest {manifest_hash} in the ledger",
+                type="UnknownManifest",
+                non_retryable=True,
+            )
+        return manifest
 
     def _build_packet(self, params: ModelStepInput, manifest: ExecutionManifest) -> ContextPacket:
         state = params.state

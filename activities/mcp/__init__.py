@@ -11,7 +11,6 @@ from activities.mcp._discover import discover, discover_async, tools_digest
 from activities.mcp._elicitation import (
     ElicitationAnswer,
     ElicitationHandler,
-    ElicitationRequest,
     PreapprovedElicitations,
     decline_all,
 )
@@ -24,6 +23,7 @@ from activities.mcp._errors import (
     McpToolListChanged,
 )
 from activities.mcp._tools import contracts_from_snapshot, pin_server
+from domain.elicitation import ElicitationRequest
 
 __all__ = [
     "IDEMPOTENCY_META_KEY",

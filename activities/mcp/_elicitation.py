@@ -6,15 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Literal
 
+from pydantic import JsonValue
+
 from domain._model import Frozen
 from domain.elicitation import ElicitationRequest
-
-ElicitationValue = str | int | float | bool | list[str] | None
 
 
 class ElicitationAnswer(Frozen):
     action: Literal["accept", "decline", "cancel"]
-    content: dict[str, ElicitationValue] | None = None
+    content: dict[str, JsonValue] | None = None
+    """What a human approved (already checked against the requested schema)."""
 
 
 ElicitationHandler = Callable[[ElicitationRequest], ElicitationAnswer]
@@ -27,7 +28,7 @@ def decline_all(request: ElicitationRequest) -> ElicitationAnswer:
 class PreapprovedElicitations:
     """Accept only requests whose digest a human approved, with the approved content."""
 
-    def __init__(self, answers: Mapping[str, dict[str, ElicitationValue]]) -> None:
+    def __init__(self, answers: Mapping[str, dict[str, JsonValue]]) -> None:
         self._answers = dict(answers)
 
     def __call__(self, request: ElicitationRequest) -> ElicitationAnswer:

@@ -15,7 +15,7 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from activities.mcp._elicitation import ElicitationHandler, ElicitationRequest, decline_all
+from activities.mcp._elicitation import ElicitationHandler, decline_all
 from activities.mcp._errors import (
     McpClientError,
     McpContractError,
@@ -23,6 +23,7 @@ from activities.mcp._errors import (
     McpServerIdentityMismatch,
     McpServerUnavailable,
 )
+from domain.elicitation import ElicitationRequest
 from domain.mcp import McpConnectionContract, StdioTransport
 
 T = TypeVar("T")
