@@ -47,7 +47,7 @@ case "${1:-}" in
         exec .venv/bin/agentledger demo "$@" ;;
     test)
         shift
-        echo "· lint (ruff), types (mypy strict on domain/ and workflows/), then pytest"
+        echo "· lint (ruff), types (mypy strict on domain/, workflows/, activities/, agentledger/), then pytest"
         .venv/bin/ruff check .
         .venv/bin/mypy
         exec .venv/bin/python -m pytest "$@" ;;

@@ -6,8 +6,9 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 from agentledger import commands
 from agentledger.config import Settings, from_environment
@@ -96,7 +97,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     )
 
 
-_COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] = {
+_COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "demo": commands.demo,
     "dev": commands.dev,
     "worker": commands.worker,

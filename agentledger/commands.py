@@ -166,7 +166,10 @@ async def show(settings: Settings, args: argparse.Namespace) -> int:
     if args.packets:
         for event in events:
             if event.kind == "context_packet_built":
-                for line in packet_lines(runtime.ledger.get_packet(event.packet_hash)):
+                packet = runtime.ledger.get_packet(event.packet_hash)
+                if packet is None:
+                    raise NotFound(f"packet {event.packet_hash} of run {args.run_id} is missing")
+                for line in packet_lines(packet):
                     say(line)
         return 0
     return _print_run(runtime, args.run_id)

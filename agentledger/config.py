@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from agentledger.errors import ConfigError
 
@@ -35,7 +36,7 @@ class Settings:
     def address(self) -> str:
         return self.temporal_address or f"127.0.0.1:{self.temporal_port}"
 
-    def with_overrides(self, **overrides: object) -> Settings:
+    def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
 

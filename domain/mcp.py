@@ -23,7 +23,7 @@ import copy
 import ipaddress
 import re
 from typing import Annotated, Any, ClassVar, Literal
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs shipped
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
@@ -58,22 +58,74 @@ class StdioTransport(Frozen):
         return _check_env_names(names)
 
 
+class BearerToken(Frozen):
+    """An access token issued for one MCP server, read from a variable when a session opens.
+
+    ``audience`` is the resource the token is bound to (RFC 8707: the server's canonical URL,
+    or a parent of it); it defaults to the server URL itself. A ``jwt`` token's ``aud`` and
+    ``exp`` claims are checked before it is sent, so a token issued for another resource or
+    already expired never leaves the worker. An ``opaque`` token cannot be read by the client:
+    the operator vouches for its binding and the server must check it. The token is only ever
+    sent to this server's origin, and agentledger never passes a caller's token through.
+    """
+
+    token_env: str
+    audience: str = ""
+    format: Literal["jwt", "opaque"] = "jwt"
+
+    @field_validator("token_env")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        return _check_env_names((name,))[0]
+
+
 class StreamableHttpTransport(Frozen):
+    """A server reached over Streamable HTTP: https with a bound token, or loopback."""
+
     kind: Literal["streamable_http"] = "streamable_http"
     url: str
+    auth: BearerToken | None = None
 
-    @field_validator("url")
-    @classmethod
-    def _loopback_only(cls, url: str) -> str:
-        # Remote servers need audience-bound auth, not built yet: refuse them rather than call
-        # a remote server with no token binding.
-        host = urlsplit(url).hostname or ""
-        if host != "localhost" and not _is_loopback_ip(host):
-            raise ValueError(f"MCP HTTP URL must be on loopback for now, got host {host!r}")
-        return url
+    @model_validator(mode="after")
+    def _reached_safely(self) -> StreamableHttpTransport:
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
+            raise ValueError(f"MCP server URL {self.url!r} must be http(s), with a host, no #")
+        if not _is_loopback(parts.hostname):
+            if parts.scheme != "https":
+                raise ValueError(f"MCP server {parts.hostname!r} is off loopback: use https")
+            if self.auth is None:
+                raise ValueError(
+                    f"MCP server {parts.hostname!r} is off loopback: it needs a bearer token "
+                    "bound to it (auth)"
+                )
+        if self.auth is not None and not self.auth.audience:
+            bound = self.auth.model_copy(update={"audience": canonical_resource(self.url)})
+            object.__setattr__(self, "auth", bound)
+        if self.auth is not None and not resource_covers(self.auth.audience, self.url):
+            raise ValueError(
+                f"token audience {self.auth.audience!r} does not cover MCP server {self.url!r}"
+            )
+        return self
 
 
-def _is_loopback_ip(host: str) -> bool:
+def canonical_resource(url: str) -> str:
+    """RFC 8707 form of a server URL: lower-case scheme and host, no fragment."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower()))
+
+
+def resource_covers(audience: str, url: str) -> bool:
+    """A token for ``audience`` may be sent to ``url``: same origin, path at or below it."""
+    granted, wanted = urlsplit(canonical_resource(audience)), urlsplit(canonical_resource(url))
+    if (granted.scheme, granted.netloc) != (wanted.scheme, wanted.netloc):
+        return False
+    return (wanted.path.rstrip("/") + "/").startswith(granted.path.rstrip("/") + "/")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:

@@ -15,6 +15,7 @@ from activities.mcp._elicitation import (
     decline_all,
 )
 from activities.mcp._errors import (
+    McpAuthRejected,
     McpClientError,
     McpContractError,
     McpProtocolMismatch,
@@ -30,6 +31,7 @@ __all__ = [
     "ElicitationAnswer",
     "ElicitationHandler",
     "ElicitationRequest",
+    "McpAuthRejected",
     "McpClientError",
     "McpContractError",
     "McpProtocolMismatch",

@@ -6,7 +6,8 @@ digest against what the manifest pinned, then calls. Outcomes:
 
 - the call was never sent (server down for a write, a different server, a changed tool list):
   a failed ``ToolOutput`` whose ``error_code`` names the cause (``mcp_server_unavailable``,
-  ``mcp_protocol_mismatch``, ``mcp_server_identity_mismatch``, ``mcp_tool_list_changed``),
+  ``mcp_protocol_mismatch``, ``mcp_server_identity_mismatch``, ``mcp_tool_list_changed``,
+  ``mcp_auth_rejected``),
   recorded as an event; a read whose server is down raises ``McpServerUnavailable`` instead,
   so Temporal retries it;
 - a JSON-RPC error (``mcp_protocol_error``: the request was refused) and a result with
@@ -30,6 +31,7 @@ from temporalio import activity
 from activities.mcp._discover import list_all_tools, tools_digest
 from activities.mcp._elicitation import ElicitationHandler, decline_all
 from activities.mcp._errors import (
+    McpAuthRejected,
     McpClientError,
     McpProtocolMismatch,
     McpServerIdentityMismatch,
@@ -45,6 +47,7 @@ from domain.tools import ToolContract
 ProgressListener = Callable[[float, float | None], None]
 IDEMPOTENCY_META_KEY = "io.agentledger/idempotency-key"
 _NOT_SENT_CODES: dict[type[McpClientError], str] = {
+    McpAuthRejected: "mcp_auth_rejected",
     McpProtocolMismatch: "mcp_protocol_mismatch",
     McpServerIdentityMismatch: "mcp_server_identity_mismatch",
     McpToolListChanged: "mcp_tool_list_changed",
@@ -79,7 +82,7 @@ class McpToolImplementation:
             if self.contract.scope == "read" or not exc.before_request:
                 raise
             return _failed("mcp_server_unavailable", str(exc))
-        except (McpProtocolMismatch, McpServerIdentityMismatch, McpToolListChanged) as exc:
+        except tuple(_NOT_SENT_CODES) as exc:
             # The request was never sent: a recorded failure the run's policy handles.
             return _failed(_NOT_SENT_CODES[type(exc)], str(exc))
 

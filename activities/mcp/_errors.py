@@ -9,6 +9,7 @@ whether another attempt can help::
           ├── McpProtocolMismatch        negotiated version is not the pinned one: final
           ├── McpServerIdentityMismatch  serverInfo name/version is not the pinned one: final
           ├── McpToolListChanged         tool-list digest drifted from the frozen one: final
+          ├── McpAuthRejected            token not bound to the server, expired, or refused: final
           └── McpContractError           the contract itself is unusable (bad env name): final
 
 A tool that runs and reports ``isError`` is not an exception: it is a failed ``ToolOutput``
@@ -49,6 +50,10 @@ class McpServerIdentityMismatch(McpClientError):
 
 
 class McpToolListChanged(McpClientError):
+    pass
+
+
+class McpAuthRejected(McpClientError):
     pass
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
@@ -14,7 +14,9 @@ import mcp_types as types
 from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
+from activities.mcp._auth import BoundBearer
 from activities.mcp._elicitation import ElicitationHandler, decline_all
 from activities.mcp._errors import (
     McpClientError,
@@ -46,13 +48,22 @@ def server_env(transport: StdioTransport, credential_env: tuple[str, ...]) -> di
     return {name: os.environ[name] for name in names if name in os.environ}
 
 
-def _transport(contract: McpConnectionContract) -> AbstractAsyncContextManager[Any]:
+async def _connect(
+    contract: McpConnectionContract, stack: AsyncExitStack
+) -> tuple[Any, Any, BoundBearer | None]:
+    """The transport's streams, and the token it sends (if any), closed with ``stack``."""
     spec = contract.transport
     if isinstance(spec, StdioTransport):
         env = server_env(spec, contract.credential_env)
         params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env)
-        return stdio_client(params)
-    return streamable_http_client(spec.url)
+        read, write = await stack.enter_async_context(stdio_client(params))
+        return read, write, None
+    bearer = None if spec.auth is None else BoundBearer(contract.name, spec.auth)
+    client = await stack.enter_async_context(create_mcp_http_client(auth=bearer))
+    read, write = await stack.enter_async_context(
+        streamable_http_client(spec.url, http_client=client)
+    )
+    return read, write, bearer
 
 
 def _elicitation_callback(handler: ElicitationHandler, log: ElicitationLog) -> Any:
@@ -96,8 +107,9 @@ async def open_session(
     # whatever handler a call uses: the tool-list digest must not depend on it.
     callback = _elicitation_callback(elicitation, log if log is not None else [])
     async with AsyncExitStack() as stack:
+        bearer: BoundBearer | None = None
         try:
-            read, write = await stack.enter_async_context(_transport(contract))
+            read, write, bearer = await _connect(contract, stack)
             session = await stack.enter_async_context(
                 ClientSession(read, write, elicitation_callback=callback)
             )
@@ -106,6 +118,9 @@ async def open_session(
         except McpClientError:
             raise
         except Exception as exc:
+            refusal = bearer.refusal() if bearer is not None else None
+            if refusal is not None:
+                raise refusal from exc
             raise McpServerUnavailable(
                 f"MCP server {contract.name!r} did not start or initialize: "
                 f"{type(exc).__name__}: {exc}",

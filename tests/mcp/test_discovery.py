@@ -96,11 +96,6 @@ def test_an_http_server_that_does_not_answer_is_unavailable(
         discover(contract)
 
 
-def test_http_contracts_accept_only_loopback_urls() -> None:
-    with pytest.raises(ValueError, match="loopback"):
-        StreamableHttpTransport(url="http://mcp.example.com/mcp")
-
-
 def test_the_http_peer_listens_on_loopback_only(http_server: int) -> None:
     listening = _listening_addresses(http_server)
 
