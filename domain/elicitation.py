@@ -8,8 +8,9 @@ own. The runtime routes a request to a human through the approval lifecycle:
 2. the workflow keeps the operation open and requests an approval bound to the call *and* the
    request's digest (so the grant cannot authorise anything else);
 3. a human grants it with content, which must satisfy the requested schema and is recorded in
-   ``ApprovalGranted``; the call is re-run with exactly that answer for exactly that request.
-   A rejection or expiry settles the operation with the first, declined result.
+   ``ApprovalGranted``; the call is re-run with exactly that answer for exactly that request,
+   under its own idempotency key (a server that honours keys would otherwise return the first,
+   declined result). A rejection or expiry settles the operation with the declined result.
 """
 
 from __future__ import annotations
@@ -60,6 +61,14 @@ def elicitation_approval_digest(
             "elicitation": request.digest,
         }
     )
+
+
+def answered_idempotency_key(key: str | None, request: ElicitationRequest) -> str | None:
+    """The re-run's key: derived from the call's and the request it answers, so it is stable
+    across retries of the re-run and distinct from the declined first call."""
+    if key is None:
+        return None
+    return f"{key}:elicitation:{request.digest.removeprefix('sha256:')[:16]}"
 
 
 def content_problem(

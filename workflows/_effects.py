@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.decisions import ToolCallProposal
     from domain.elicitation import (
         ElicitationRequest,
+        answered_idempotency_key,
         declined_elicitation,
         elicitation_approval_digest,
     )
@@ -106,6 +107,7 @@ class ToolEffects(Approvals):
         answered = call.model_copy(
             update={
                 "elicitation_answers": {asked.digest: outcome.content},
+                "idempotency_key": answered_idempotency_key(call.idempotency_key, asked),
                 "now": workflow.now(),
                 "outbox": self._take_outbox(),
             }

@@ -192,6 +192,10 @@ async def test_an_accepted_elicitation_reruns_the_call_with_exactly_the_approved
     [receipt] = [e.receipt for e in of(events, ev.ToolReceiptRecorded)]
     assert receipt.model_view["elicitations"][0]["action"] == "accept"
     assert "Ada Lovelace" in str(receipt.model_view["text"])
+    # The re-run is a new request: a server honouring keys must not replay the declined one.
+    [authorised] = of(events, ev.ToolCallAuthorised)
+    assert receipt.idempotency_key is not None and authorised.idempotency_key is not None
+    assert receipt.idempotency_key.startswith(f"{authorised.idempotency_key}:elicitation:")
 
 
 def _worker(settings: Settings, log: Path) -> subprocess.Popen[bytes]:
