@@ -44,9 +44,14 @@ NOOP = ToolContract(
 @dataclass(frozen=True)
 class Noop:
     contract: ToolContract = NOOP
+    result_bytes: int = 0
+    """Padding in each result (it lands in the state's completed-action summary)."""
 
     def execute(self, engine: Engine, call: ToolCall) -> ToolOutput:
-        return ToolOutput(status="succeeded", output={"i": call.arguments.model_dump()["i"]})
+        output: dict[str, JsonValue] = {"i": call.arguments.model_dump()["i"]}
+        if self.result_bytes:
+            output["pad"] = "x" * self.result_bytes
+        return ToolOutput(status="succeeded", output=output)
 
     def reconcile(self, engine: Engine, call: ToolCall) -> ToolOutput | None:
         return None
@@ -81,8 +86,11 @@ _answer = SUPPORT_STEP_PROFILES["draft_answer"].model_copy(
 BENCH_PRINCIPAL = Principal(user_id="bench", tenant_id="bench", scopes=frozenset({"bench"}))
 
 
-def build_pack(name: str, steps: int, compaction: CompactionPolicy | None = None) -> Pack:
-    """A loop of ``steps`` no-op tool calls, then an answer."""
+def build_pack(
+    name: str, steps: int, compaction: CompactionPolicy | None = None, result_bytes: int = 0
+) -> Pack:
+    """A loop of ``steps`` no-op tool calls (each result padded to ``result_bytes``), then an
+    answer."""
     profile = AgentProfile(
         profile_id=f"{name}-loop",
         agent_version="bench-1",
@@ -109,7 +117,7 @@ def build_pack(name: str, steps: int, compaction: CompactionPolicy | None = None
     return Pack(
         name=name,
         profile=profile,
-        tools={"noop": Noop()},
+        tools={"noop": Noop(result_bytes=result_bytes)},
         principals=(BENCH_PRINCIPAL,),
         models={"loop": LoopModel()},
         install=lambda engine: None,
@@ -127,6 +135,13 @@ LONG_PACK = build_pack(
 )
 UNCOMPACTED_PACK = build_pack(
     "bench_flat", 200, CompactionPolicy(max_history_events=50_000, max_history_bytes=40_000_000)
+)
+# Every result is 50 kB, so the state outgrows what a run can carry well before step 60.
+BLOATING_PACK = build_pack(
+    "bench_bloat",
+    60,
+    CompactionPolicy(max_history_events=2_000, max_history_bytes=2_000_000),
+    result_bytes=50_000,
 )
 CONTINUING_PACK = build_pack(
     "bench_can", 30, CompactionPolicy(max_history_events=120, max_history_bytes=2_000_000)

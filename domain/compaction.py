@@ -15,9 +15,25 @@ from domain.events import HistoryCompacted
 from domain.fold import state_hash
 from domain.state import WorkingState
 
+MAX_CARRIED_BYTES = 1_000_000
+"""The largest state a run carries into its next continue-as-new: half Temporal's 2 MB payload
+limit, because the same state also rides in every model step's input. Beyond it a run cannot go
+on safely (the next payload could be refused and the workflow task would fail again and again),
+so it ends instead, recorded as ``state_too_large``."""
+
 
 class CompactionNotAllowed(DomainError):
     code = "compaction_not_allowed"
+
+
+def carried_size_problem(state_bytes: int, limit: int = MAX_CARRIED_BYTES) -> str | None:
+    """Why a state of ``state_bytes`` cannot be carried on (``None`` when it can)."""
+    if state_bytes <= limit:
+        return None
+    return (
+        f"the run's state is {state_bytes} bytes, over the {limit} a run can carry across "
+        "continue-as-new (half Temporal's 2 MB payload limit); its facts are all in the ledger"
+    )
 
 
 def can_compact(state: WorkingState) -> bool:

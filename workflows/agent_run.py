@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.memory import ProposeMemoryInput
     from activities.messages import ModelStepInput, ModelStepResult, PrepareRunInput
     from domain import events as ev
-    from domain.compaction import can_compact, compact, context_state
+    from domain.compaction import can_compact, carried_size_problem, compact, context_state
     from domain.decisions import Answer, CallTool
     from domain.fold import evolve, state_hash
     from domain.manifest import ExecutionManifest
@@ -129,6 +129,11 @@ class AgentRunWorkflow(Governance):
         event = compact(self._state, recorded_at=workflow.now(), manifest_hash=self._manifest_hash)
         self._state = evolve(self._state, event)
         self._outbox.append(event)
+        too_large = carried_size_problem(len(self._state.model_dump_json()))
+        if too_large is not None:
+            # Ends the run (and the loop) cleanly; a refused payload would fail task after task.
+            self._emit(ev.RunFailed, reason_code="state_too_large", message=too_large)
+            return
         await self._flush()
         await workflow.wait_condition(workflow.all_handlers_finished)
         carried = Continuation(

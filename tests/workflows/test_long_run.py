@@ -10,7 +10,7 @@ from temporalio.client import Client
 from activities.run_activities import build_step_packet
 from agentledger import client_ops
 from bench import _noop_pack
-from domain.compaction import can_compact, compact
+from domain.compaction import MAX_CARRIED_BYTES, can_compact, compact
 from domain.fold import project, state_hash
 from domain.manifest import resolve_manifest
 from packs import get_pack, register_pack
@@ -21,6 +21,7 @@ from tests.workflows.test_refund_run import REQUEST, approve_pending
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 # Registered at import, before any worker is built, so workers know its "loop" model.
 register_pack("bench_long", "bench._noop_pack:LONG_PACK")
+register_pack("bench_bloat", "bench._noop_pack:BLOATING_PACK")
 
 
 async def chain_lengths(client: Client, run_id: str) -> list[int]:
@@ -53,6 +54,27 @@ async def test_a_thousand_step_run_continues_as_new_and_keeps_every_event(
     assert max(lengths) <= limit + 40  # the check runs after each step, a step adds < 40
     compactions = [e for e in events if e.kind == "history_compacted"]
     assert len(compactions) == len(lengths) - 1
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_a_state_too_large_to_carry_ends_the_run_cleanly_with_every_event_kept(
+    harness: Harness,
+) -> None:
+    pack = _noop_pack.BLOATING_PACK
+    order = pack.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, run_id="bloating-run"
+    )
+    result = await handle.result()
+
+    assert result["status"] == "failed"
+    events = harness.runtime.ledger.read("bloating-run")
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert [e.kind for e in events[-2:]] == ["history_compacted", "run_failed"]
+    assert events[-1].reason_code == "state_too_large"  # type: ignore[union-attr]
+    assert len(project(events).model_dump_json()) > MAX_CARRIED_BYTES
+    receipts = [e for e in events if e.kind == "tool_receipt_recorded"]
+    assert 0 < len(receipts) < _noop_pack.BLOATING_PACK.profile.budgets.tool_calls
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
