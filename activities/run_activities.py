@@ -44,7 +44,7 @@ from domain.decisions import Decision
 from domain.manifest import ExecutionManifest, resolve_manifest
 from domain.mcp import pinned_tool
 from domain.state import WorkingState
-from domain.tools import Receipt, ToolContract
+from domain.tools import Receipt, ToolContract, bounded_receipt
 from packs import Pack, get_pack
 
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
@@ -236,7 +236,7 @@ class RunActivities:
         self._ledger.put_tool_output(
             output_hash, params.run_id, params.operation_id, contract.name, output.output
         )
-        return Receipt(
+        receipt = Receipt(
             operation_id=params.operation_id,
             tool=contract.name,
             tool_version=contract.version,
@@ -253,6 +253,7 @@ class RunActivities:
             error_message=output.error_message,
             observed_at=params.now,
         )
+        return bounded_receipt(receipt, contract.scope)
 
 
 def build_step_packet(

@@ -12,10 +12,11 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 from sqlalchemy.engine import Engine
 
 from activities.ports import ModelReply, ModelUsage, ToolCall, ToolOutput
+from domain.canonical import sha256_hex
 from domain.context import EXAMPLE_BUDGET, SUPPORT_STEP_PROFILES, ContextPacket
 from domain.manifest import AgentProfile, CompactionPolicy, Instruction, ModelProfile, ToolGrant
 from domain.principal import Principal
-from domain.tools import ToolContract
+from domain.tools import EvidencePassage, ToolContract
 from domain.workorder import Budget, WorkOrder
 from packs import Pack
 
@@ -44,14 +45,27 @@ NOOP = ToolContract(
 @dataclass(frozen=True)
 class Noop:
     contract: ToolContract = NOOP
-    result_bytes: int = 0
-    """Padding in each result (it lands in the state's completed-action summary)."""
+    evidence_bytes: int = 0
+    """Each call also returns a passage this long (evidence accumulates in the run's state)."""
 
     def execute(self, engine: Engine, call: ToolCall) -> ToolOutput:
-        output: dict[str, JsonValue] = {"i": call.arguments.model_dump()["i"]}
-        if self.result_bytes:
-            output["pad"] = "x" * self.result_bytes
-        return ToolOutput(status="succeeded", output=output)
+        i = call.arguments.model_dump()["i"]
+        return ToolOutput(status="succeeded", output={"i": i}, evidence=self._passages(i))
+
+    def _passages(self, i: int) -> tuple[EvidencePassage, ...]:
+        if not self.evidence_bytes:
+            return ()
+        text = f"passage {i}: " + "x" * self.evidence_bytes
+        return (
+            EvidencePassage(
+                source_id=f"bench-doc#{i}",
+                revision="1",
+                content_hash=sha256_hex(text),
+                trust="approved_policy",
+                title="bench doc",
+                text=text,
+            ),
+        )
 
     def reconcile(self, engine: Engine, call: ToolCall) -> ToolOutput | None:
         return None
@@ -87,10 +101,10 @@ BENCH_PRINCIPAL = Principal(user_id="bench", tenant_id="bench", scopes=frozenset
 
 
 def build_pack(
-    name: str, steps: int, compaction: CompactionPolicy | None = None, result_bytes: int = 0
+    name: str, steps: int, compaction: CompactionPolicy | None = None, evidence_bytes: int = 0
 ) -> Pack:
-    """A loop of ``steps`` no-op tool calls (each result padded to ``result_bytes``), then an
-    answer."""
+    """A loop of ``steps`` no-op tool calls (each returning a passage of ``evidence_bytes``, if
+    any), then an answer."""
     profile = AgentProfile(
         profile_id=f"{name}-loop",
         agent_version="bench-1",
@@ -117,7 +131,7 @@ def build_pack(
     return Pack(
         name=name,
         profile=profile,
-        tools={"noop": Noop(result_bytes=result_bytes)},
+        tools={"noop": Noop(evidence_bytes=evidence_bytes)},
         principals=(BENCH_PRINCIPAL,),
         models={"loop": LoopModel()},
         install=lambda engine: None,
@@ -136,12 +150,12 @@ LONG_PACK = build_pack(
 UNCOMPACTED_PACK = build_pack(
     "bench_flat", 200, CompactionPolicy(max_history_events=50_000, max_history_bytes=40_000_000)
 )
-# Every result is 50 kB, so the state outgrows what a run can carry well before step 60.
+# Every call returns a 25 kB passage, so the state outgrows what a run can carry before step 60.
 BLOATING_PACK = build_pack(
     "bench_bloat",
     60,
     CompactionPolicy(max_history_events=2_000, max_history_bytes=2_000_000),
-    result_bytes=50_000,
+    evidence_bytes=25_000,
 )
 CONTINUING_PACK = build_pack(
     "bench_can", 30, CompactionPolicy(max_history_events=120, max_history_bytes=2_000_000)

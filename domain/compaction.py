@@ -16,10 +16,10 @@ from domain.fold import state_hash
 from domain.state import WorkingState
 
 MAX_CARRIED_BYTES = 1_000_000
-"""The largest state a run carries into its next continue-as-new: half Temporal's 2 MB payload
-limit, because the same state also rides in every model step's input. Beyond it a run cannot go
-on safely (the next payload could be refused and the workflow task would fail again and again),
-so it ends instead, recorded as ``state_too_large``."""
+"""The largest state a run carries into continue-as-new, or sends to a model step (its latest
+entries, ``context_state``): half Temporal's 2 MB payload limit, leaving room for the events
+that travel with it. Beyond it a run cannot go on safely (the server would refuse the payload and
+the workflow task would fail again and again), so it ends, recorded as ``state_too_large``."""
 
 
 class CompactionNotAllowed(DomainError):
@@ -31,8 +31,9 @@ def carried_size_problem(state_bytes: int, limit: int = MAX_CARRIED_BYTES) -> st
     if state_bytes <= limit:
         return None
     return (
-        f"the run's state is {state_bytes} bytes, over the {limit} a run can carry across "
-        "continue-as-new (half Temporal's 2 MB payload limit); its facts are all in the ledger"
+        f"the run's state is {state_bytes} bytes, over the {limit} a run can carry into a step "
+        "or across continue-as-new (half Temporal's 2 MB payload limit); every event is in the "
+        "ledger"
     )
 
 

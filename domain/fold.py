@@ -51,6 +51,7 @@ from domain.state import (
     RejectedOption,
     UnresolvedError,
     WorkingState,
+    bounded_summary,
     fact_key,
 )
 
@@ -311,7 +312,7 @@ def _apply_receipt(d: _Draft, event: ToolReceiptRecorded) -> None:
             receipt_id=r.receipt_id,
             idempotency_key=r.idempotency_key,
             arguments_digest=call.arguments_digest,
-            summary=r.user_view,
+            summary=bounded_summary(r.user_view),
         )
     )
     d.settle_proposal(r.tool)

@@ -21,6 +21,19 @@ RunStatus = Literal["new", "running", "completed", "failed"]
 Phase = Literal["gathering", "answering", "acting", "done"]
 
 
+SUMMARY_CHARS = 2_000
+"""A completed action's summary is the receipt's one-line user view, cut to this length: the
+state is carried across continue-as-new, and a tool may return tens of kilobytes per call. The
+complete line stays in the receipt event, the complete result in the ledger (``output_hash``)."""
+
+
+def bounded_summary(line: str) -> str:
+    if len(line) <= SUMMARY_CHARS:
+        return line
+    cut = SUMMARY_CHARS - 40
+    return f"{line[:cut]}… ({len(line) - cut} more characters in the receipt)"
+
+
 class CompletedAction(Frozen):
     operation_id: str
     tool: str

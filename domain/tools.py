@@ -169,3 +169,49 @@ class Receipt(Frozen):
     error_code: str | None = None
     error_message: str | None = None
     observed_at: datetime
+
+
+MAX_RECEIPT_BYTES = 256_000
+"""The largest receipt a tool activity returns. Temporal refuses payloads over 2 MB and the run
+carries what its receipts add, so a larger result is kept whole in the ledger (``output_hash``)
+and the receipt says so instead of carrying it."""
+
+
+def bounded_receipt(receipt: Receipt, scope: Scope, limit: int = MAX_RECEIPT_BYTES) -> Receipt:
+    """``receipt`` if it fits; otherwise a receipt that points at the stored result.
+
+    A read that returned too much failed (``result_too_large``: the model can ask for less and
+    nothing happened). A write keeps its status, receipt id, facts and resources, because its
+    effect happened; only its views and evidence give way to a pointer.
+    """
+    size = len(receipt.model_dump_json())
+    if size <= limit:
+        return receipt
+    where = (
+        f"{size} bytes, over the {limit} a receipt may carry; kept whole as {receipt.output_hash}"
+    )
+    pointer: dict[str, JsonValue] = {
+        "error": "result_too_large",
+        "bytes": size,
+        "limit": limit,
+        "output_hash": receipt.output_hash,
+    }
+    slim = receipt.model_copy(
+        update={
+            "model_view": pointer,
+            "user_view": f"{receipt.tool}: result of {where}",
+            "evidence": (),
+        }
+    )
+    if scope == "write":
+        return slim
+    return slim.model_copy(
+        update={
+            "status": "failed",
+            "receipt_id": None,
+            "facts": (),
+            "resources": (),
+            "error_code": "result_too_large",
+            "error_message": f"the result is {where}",
+        }
+    )

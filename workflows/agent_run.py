@@ -144,6 +144,11 @@ class AgentRunWorkflow(Governance):
         )
 
     async def _run_step(self, step: str) -> None:
+        sent = context_state(self._state)
+        too_large = carried_size_problem(len(sent.model_dump_json()))
+        if too_large is not None:
+            self._emit(ev.RunFailed, reason_code="state_too_large", message=too_large)
+            return
         self._emit(ev.StepStarted, step=step)
         outbox = self._take_outbox()
         try:
@@ -153,7 +158,7 @@ class AgentRunWorkflow(Governance):
                     run_id=self._state.run_id,
                     step=step,
                     manifest_hash=self._manifest_hash,
-                    state=context_state(self._state),
+                    state=sent,
                     now=workflow.now(),
                     outbox=outbox,
                 ),

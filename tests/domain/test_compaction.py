@@ -8,10 +8,18 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from domain.compaction import CompactionNotAllowed, can_compact, compact
+from domain.compaction import (
+    MAX_CARRIED_BYTES,
+    CompactionNotAllowed,
+    can_compact,
+    carried_size_problem,
+    compact,
+)
 from domain.events import RunEvent
 from domain.fold import evolve, project, state_hash
 from domain.run_loop import next_step
+from domain.state import SUMMARY_CHARS
+from tests.factories import RunScript
 from tests.strategies import runs as valid_runs
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -67,3 +75,27 @@ def test_a_compaction_marker_that_does_not_match_the_log_is_rejected(
     later = project(events[: cuts[-1]])
     with pytest.raises(Exception, match="does not match"):
         evolve(later, stale.model_copy(update={"seq": later.last_seq + 1}))
+
+
+def test_what_a_run_carries_per_action_is_bounded_however_large_the_result() -> None:
+    script = RunScript()
+    script.started()
+    script.step("choose_next_action")
+    script.call("get_order", {"order_id": "ord_4821"})
+    script.authorise("op_1", "get_order", {"order_id": "ord_4821"})
+    receipt = script.receipt("op_1", "get_order")
+    line = "get_order: succeeded | " + "x" * 60_000
+    big = receipt.model_copy(
+        update={"receipt": receipt.receipt.model_copy(update={"user_view": line})}
+    )
+    script.events[-1] = big
+
+    [action] = project(script.events).completed_actions
+
+    assert len(action.summary) <= SUMMARY_CHARS
+    assert action.summary.startswith("get_order: succeeded | xxx")
+    assert action.summary.endswith(
+        f"({len(line) - SUMMARY_CHARS + 40} more characters in the receipt)"
+    )
+    assert carried_size_problem(MAX_CARRIED_BYTES) is None
+    assert "half Temporal's 2 MB" in str(carried_size_problem(MAX_CARRIED_BYTES + 1))
