@@ -144,12 +144,12 @@ class AgentRunWorkflow(Governance):
         )
 
     async def _run_step(self, step: str) -> None:
+        self._emit(ev.StepStarted, step=step)
         sent = context_state(self._state)
         too_large = carried_size_problem(len(sent.model_dump_json()))
         if too_large is not None:
             self._emit(ev.RunFailed, reason_code="state_too_large", message=too_large)
             return
-        self._emit(ev.StepStarted, step=step)
         outbox = self._take_outbox()
         try:
             result = await workflow.execute_activity(

@@ -62,6 +62,23 @@ def _local_flush_mismatches(recorded: RecordedRun, replayed: ReplayedRun) -> lis
     ]
 
 
+def step_input_mismatches(recorded: RecordedRun, replayed: ReplayedRun) -> list[str]:
+    """Each model step is sent exactly what it was sent when recorded (its state above all):
+    the replayer does not compare activity inputs, so a change there is otherwise silent."""
+    name = recorded.name
+    was = [s.input for s in sorted(recorded.model_steps.values(), key=lambda s: s.event_id)]
+    now = replayed.model_step_inputs
+    if len(was) != len(now):
+        return [f"{name}: {len(was)} model steps recorded, {len(now)} replayed"]
+    problems = []
+    for i, (a, b) in enumerate(zip(was, now, strict=True)):
+        for field in type(a).model_fields:
+            if getattr(a, field) != getattr(b, field):
+                shown = (repr(getattr(x, field))[:_SHOWN] for x in (a, b))
+                problems.append(f"{name}: model step {i} ({a.step}) {field}: " + " -> ".join(shown))
+    return problems
+
+
 def recorded_log(recorded: RecordedRun, replayed: ReplayedRun) -> list[RunEvent]:
     """The recorded events in seq order, plus those of local flushes (whose count matched)."""
     flushed = [e for batch in replayed.local_flushes for e in batch]

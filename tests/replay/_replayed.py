@@ -28,6 +28,7 @@ from temporalio.worker import (
 )
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.messages import ModelStepInput
 from agentledger.app import PASSTHROUGH
 from domain.events import RunEvent
 from domain.state import WorkingState
@@ -41,6 +42,8 @@ class ReplayedRun:
     events: list[RunEvent] = field(default_factory=list)
     """In the order sent, through regular activities (a resent outbox appears twice)."""
     local_flushes: list[list[RunEvent]] = field(default_factory=list)
+    model_step_inputs: list[ModelStepInput] = field(default_factory=list)
+    """What each ``model_step`` was sent, in order (the state is the one thing a step reads)."""
     final_state: WorkingState | None = None
     continued_as_new: Continuation | None = None
 
@@ -57,6 +60,8 @@ class _Capture(Interceptor):
         class Outbound(WorkflowOutboundInterceptor):
             def start_activity(self, input: StartActivityInput) -> workflow.ActivityHandle[Any]:
                 run.events.extend(_events_in(input.args))
+                if input.activity == "model_step":
+                    run.model_step_inputs.append(input.args[0])
                 return super().start_activity(input)
 
             def start_local_activity(

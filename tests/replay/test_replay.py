@@ -17,7 +17,12 @@ from agentledger.app import PASSTHROUGH
 from domain.events import HistoryCompacted
 from domain.fold import project, state_hash
 from packs import register_pack
-from tests.replay._checks import event_mismatches, packet_mismatches, projection_mismatches
+from tests.replay._checks import (
+    event_mismatches,
+    packet_mismatches,
+    projection_mismatches,
+    step_input_mismatches,
+)
 from tests.replay._recorded import (
     PREFERENCE_SEEDED_AT,
     RecordedRun,
@@ -78,6 +83,13 @@ async def test_the_replayed_run_emits_exactly_the_recorded_events(path: Path) ->
     assert replayed.replay_failure is None
     assert recorded.events, f"{path.stem}: no events recorded"
     problems = event_mismatches(recorded, replayed)
+    assert not problems, _report(problems)
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+async def test_every_model_step_is_sent_what_it_was_sent_when_recorded(path: Path) -> None:
+    recorded, replayed = await _runs(path)
+    problems = step_input_mismatches(recorded, replayed)
     assert not problems, _report(problems)
 
 
