@@ -70,7 +70,7 @@ class BearerToken(Frozen):
     """
 
     token_env: str
-    audience: str = ""
+    audience: str | None = None
     format: Literal["jwt", "opaque"] = "jwt"
 
     @field_validator("token_env")
@@ -99,14 +99,17 @@ class StreamableHttpTransport(Frozen):
                     f"MCP server {parts.hostname!r} is off loopback: it needs a bearer token "
                     "bound to it (auth)"
                 )
-        if self.auth is not None and not self.auth.audience:
-            bound = self.auth.model_copy(update={"audience": canonical_resource(self.url)})
-            object.__setattr__(self, "auth", bound)
-        if self.auth is not None and not resource_covers(self.auth.audience, self.url):
+        if self.auth is not None and not resource_covers(self.audience, self.url):
             raise ValueError(
-                f"token audience {self.auth.audience!r} does not cover MCP server {self.url!r}"
+                f"token audience {self.audience!r} does not cover MCP server {self.url!r}"
             )
         return self
+
+    @property
+    def audience(self) -> str:
+        """The resource a token for this server must be bound to (the URL unless set)."""
+        declared = self.auth.audience if self.auth is not None else None
+        return canonical_resource(declared or self.url)
 
 
 def canonical_resource(url: str) -> str:

@@ -28,10 +28,12 @@ _REFUSED = (401, 403)
 class BoundBearer(httpx2.Auth):
     """Adds the token to each request and remembers a refusal, which the session reports."""
 
-    def __init__(self, server: str, spec: BearerToken, now: datetime | None = None) -> None:
+    def __init__(
+        self, server: str, spec: BearerToken, audience: str, now: datetime | None = None
+    ) -> None:
         self._server = server
         self._spec = spec
-        self._token = read_token(server, spec, now or datetime.now(UTC))
+        self._token = read_token(server, spec, audience, now or datetime.now(UTC))
         self.refused_with: int | None = None
 
     def auth_flow(
@@ -51,12 +53,12 @@ class BoundBearer(httpx2.Auth):
         )
 
 
-def read_token(server: str, spec: BearerToken, now: datetime) -> str:
+def read_token(server: str, spec: BearerToken, audience: str, now: datetime) -> str:
     token = os.environ.get(spec.token_env, "").strip()
     if not token:
         raise McpContractError(f"credential variable {spec.token_env} is not set")
     if spec.format == "jwt":
-        problem = jwt_claims_problem(token, spec.audience, now)
+        problem = jwt_claims_problem(token, audience, now)
         if problem is not None:
             raise McpAuthRejected(
                 f"not sending the token from ${spec.token_env} to MCP server {server!r}: {problem}"

@@ -58,7 +58,7 @@ async def _connect(
         params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env)
         read, write = await stack.enter_async_context(stdio_client(params))
         return read, write, None
-    bearer = None if spec.auth is None else BoundBearer(contract.name, spec.auth)
+    bearer = None if spec.auth is None else BoundBearer(contract.name, spec.auth, spec.audience)
     client = await stack.enter_async_context(create_mcp_http_client(auth=bearer))
     read, write = await stack.enter_async_context(
         streamable_http_client(spec.url, http_client=client)

@@ -75,7 +75,8 @@ def test_a_token_bound_to_the_server_is_sent_and_never_written_down(
     out = call(builder(tokened, snapshot)("whoami"), create_engine("sqlite://"))
 
     assert out.output["text"] == "subject=agentledger-worker"
-    assert tokened.transport.auth is not None and tokened.transport.auth.audience == url
+    assert isinstance(tokened.transport, StreamableHttpTransport)
+    assert tokened.transport.audience == url
     assert value not in tokened.model_dump_json() + snapshot.model_dump_json()
     assert value not in json.dumps(out.output)
 

@@ -11,9 +11,10 @@ from activities.run_activities import build_step_packet
 from agentledger import client_ops
 from bench import _noop_pack
 from domain.compaction import MAX_CARRIED_BYTES, can_compact, compact
+from domain.events import RunEvent
 from domain.fold import project, state_hash
 from domain.manifest import resolve_manifest
-from packs import get_pack, register_pack
+from packs import Pack, get_pack, register_pack
 from packs.support.profile import SUPPORT_PROFILE
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, approve_pending
@@ -32,20 +33,26 @@ async def chain_lengths(client: Client, run_id: str) -> list[int]:
     return lengths
 
 
+async def run_loop(harness: Harness, pack: Pack, run_id: str) -> tuple[str, list[RunEvent]]:
+    """Run a bench loop pack to its end: its status and its ledger, checked to be contiguous."""
+    order = pack.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, run_id=run_id
+    )
+    result = await handle.result()
+    events = harness.runtime.ledger.read(run_id)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    return str(result["status"]), events
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_a_thousand_step_run_continues_as_new_and_keeps_every_event(
     harness: Harness,
 ) -> None:
     pack = _noop_pack.LONG_PACK
-    order = pack.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
-    handle = await client_ops.start_run(
-        harness.client, harness.settings.task_queue, order, run_id="long-run"
-    )
-    result = await handle.result()
+    status, events = await run_loop(harness, pack, "long-run")
 
-    assert result["status"] == "completed"
-    events = harness.runtime.ledger.read("long-run")
-    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert status == "completed"
     calls = [e for e in events if e.kind == "tool_receipt_recorded"]
     assert len(calls) == _noop_pack.LONG_STEPS  # none repeated, none lost
     lengths = await chain_lengths(harness.client, "long-run")
@@ -60,16 +67,9 @@ async def test_a_thousand_step_run_continues_as_new_and_keeps_every_event(
 async def test_a_state_too_large_to_carry_ends_the_run_cleanly_with_every_event_kept(
     harness: Harness,
 ) -> None:
-    pack = _noop_pack.BLOATING_PACK
-    order = pack.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
-    handle = await client_ops.start_run(
-        harness.client, harness.settings.task_queue, order, run_id="bloating-run"
-    )
-    result = await handle.result()
+    status, events = await run_loop(harness, _noop_pack.BLOATING_PACK, "bloating-run")
 
-    assert result["status"] == "failed"
-    events = harness.runtime.ledger.read("bloating-run")
-    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert status == "failed"
     assert [e.kind for e in events[-2:]] == ["history_compacted", "run_failed"]
     assert events[-1].reason_code == "state_too_large"  # type: ignore[union-attr]
     assert len(project(events).model_dump_json()) > MAX_CARRIED_BYTES
