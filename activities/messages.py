@@ -25,6 +25,20 @@ class PrepareRunInput(_Message):
     work_order: WorkOrder
 
 
+class EligibleApproversInput(_Message):
+    tenant_id: str
+    role: str
+    requested_by: str
+
+
+class LookUpPrincipalInput(_Message):
+    user_id: str
+
+
+class DirectoryEntry(_Message):
+    principal: Principal | None
+
+
 class AppendInput(_Message):
     events: list[RunEvent]
 

@@ -14,6 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.directory import check_requester
 from activities.ledger import Ledger
 from activities.mcp import McpToolImplementation, PreapprovedElicitations, discover, pin_server
 from activities.memory import MemoryStore
@@ -45,7 +46,7 @@ from domain.manifest import ExecutionManifest, resolve_manifest
 from domain.mcp import pinned_tool
 from domain.state import WorkingState
 from domain.tools import Receipt, ToolContract, bounded_receipt
-from packs import Pack, get_pack
+from packs import Pack, UnknownPack, get_pack
 
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
 
@@ -78,7 +79,8 @@ class RunActivities:
 
     @activity.defn(name="prepare_run")
     def prepare_run(self, params: PrepareRunInput) -> ExecutionManifest:
-        pack = self._packs(params.work_order.pack)
+        check_requester(self._ledger, params.work_order.principal)
+        pack = self._pack(params.work_order.pack)
         profile, override = pack.profile, params.work_order.model_override
         if override is not None:
             if override.provider not in self._models:
@@ -181,6 +183,13 @@ class RunActivities:
         return self._receipt(params, tool, output)
 
     # ------------------------------------------------------------------ helpers
+    def _pack(self, name: str) -> Pack:
+        try:
+            return self._packs(name)
+        except UnknownPack as exc:
+            # Final: retrying cannot install a pack; the run is recorded as failed instead.
+            raise ApplicationError(str(exc), type="UnknownPack", non_retryable=True) from None
+
     def _load_manifest(self, manifest_hash: str) -> ExecutionManifest:
         manifest = self._ledger.get_manifest(manifest_hash)
         if manifest is None:
@@ -194,17 +203,17 @@ class RunActivities:
     def _build_packet(self, params: ModelStepInput, manifest: ExecutionManifest) -> ContextPacket:
         state = params.state
         assert state.work_order is not None
-        pack = self._packs(state.work_order.pack)
+        pack = self._pack(state.work_order.pack)
         # Retrieved as the run's principal; the builder decides which steps need them.
         principal = state.work_order.principal
         memories = self._memory.context_items(principal, params.now) if self._memory else []
         return build_step_packet(pack, manifest, params.step, state, params.now, memories)
 
     def _load_contracts(self, manifest_hash: str, pack: str) -> Mapping[str, ToolContract]:
-        return self._manifests(manifest_hash).tool_contracts(self._packs(pack).contracts)
+        return self._manifests(manifest_hash).tool_contracts(self._pack(pack).contracts)
 
     def _tool(self, params: ToolStepInput) -> ToolImplementation:
-        native = self._packs(params.pack).tools.get(params.tool)
+        native = self._pack(params.pack).tools.get(params.tool)
         if native is not None:
             return native
         # A pinned MCP tool, rebuilt from the manifest: no worker-side view of the server.

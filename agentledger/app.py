@@ -13,6 +13,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.directory import DirectoryActivities
 from activities.ledger import Ledger, LedgerUnavailable
 from activities.memory import MemoryActivities, MemoryStore, remember_preference
 from activities.memory import install as install_memory
@@ -91,7 +92,11 @@ class Runtime:
             client,
             task_queue=self.settings.task_queue,
             workflows=[AgentRunWorkflow],
-            activities=[*activities.all(), *MemoryActivities(self.ledger, memory).all()],
+            activities=[
+                *activities.all(),
+                *MemoryActivities(self.ledger, memory).all(),
+                *DirectoryActivities(self.ledger).all(),
+            ],
             activity_executor=ThreadPoolExecutor(max_workers=max_concurrent),
             max_concurrent_activities=max_concurrent,
             workflow_runner=SandboxedWorkflowRunner(

@@ -11,7 +11,6 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentledger.errors import NotFound, Refused
-from domain.principal import Principal
 from domain.state import WorkingState
 from workflows import AgentRunWorkflow, ApprovalDecision, ApprovalResult, RunInput
 
@@ -59,15 +58,16 @@ async def decide(
     client: Client,
     run_id: str,
     approval_id: str,
-    approver: Principal,
+    approver_id: str,
     *,
     approve: bool,
     reason: str = "",
     content: dict[str, JsonValue] | None = None,
 ) -> ApprovalResult:
-    """Decide an approval, bound to the exact proposal digest the run shows for it.
+    """Decide an approval as ``approver_id``, bound to the exact proposal digest the run shows.
 
-    A reused or already-decided approval is still sent, so the run records the refused attempt.
+    The run asks the directory who that is; a reused or already-decided approval is still sent,
+    so the run records the refused attempt.
     """
     state = await live_state(client, run_id)
     known = state.pending_approvals.get(approval_id) or state.approvals.get(approval_id)
@@ -78,7 +78,7 @@ async def decide(
         )
     decision = ApprovalDecision(
         approval_id=approval_id,
-        approver=approver,
+        approver_id=approver_id,
         approve=approve,
         proposal_digest=known.proposal_digest,
         reason=reason,

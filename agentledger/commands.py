@@ -63,7 +63,9 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
                 f"· approving as {approver.user_id} ({approver.display_name}), the configured "
                 "demo approver (AGENTLEDGER_DEMO_APPROVER)"
             )
-            await client_ops.decide(client, handle.id, approval.approval_id, approver, approve=True)
+            await client_ops.decide(
+                client, handle.id, approval.approval_id, approver.user_id, approve=True
+            )
         await handle.result()
     return _print_run(runtime, handle.id)
 
@@ -141,7 +143,7 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
         client,
         args.run_id,
         args.approval_id,
-        approver,
+        approver.user_id,
         approve=not args.reject,
         reason=args.reason,
         content=args.content,

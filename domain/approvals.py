@@ -9,8 +9,13 @@ from pydantic import JsonValue
 
 from domain._model import Frozen
 from domain.elicitation import ElicitationRequest, content_problem
-from domain.principal import Principal
+from domain.principal import Principal, canonical_user_id, tenant_covers
 from domain.state import WorkingState
+
+MAX_RECORDED_REFUSALS = 10
+"""Refused attempts recorded per approval and run execution. Past it a refusal is still answered
+but no longer recorded: each recorded attempt is an accepted Temporal update, a run's updates are
+capped (2,000 per execution), and unbounded recording would let anyone starve the real approver."""
 
 
 class ApprovalRefusal(Frozen):
@@ -42,12 +47,14 @@ def check_approval_decision(
             else (f"no approval {approval_id} in this run")
         )
         return ApprovalRefusal(reason_code="not_pending", detail=detail)
-    if approver.user_id == pending.requested_by:
+    if canonical_user_id(approver.user_id) == canonical_user_id(pending.requested_by):
         return ApprovalRefusal(
             reason_code="requester_cannot_approve",
             detail=f"{approver.user_id} requested this action and cannot approve it",
         )
-    if state.work_order is None or approver.tenant_id != state.work_order.principal.tenant_id:
+    if state.work_order is None or not tenant_covers(
+        approver.tenant_id, state.work_order.principal.tenant_id
+    ):
         return ApprovalRefusal(
             reason_code="wrong_tenant", detail=f"{approver.user_id} is not in this run's tenant"
         )
@@ -68,6 +75,27 @@ def check_approval_decision(
             detail=f"approval {approval_id} expired at {pending.expires_at.isoformat()}",
         )
     return _content_refusal(pending.elicitation, approve, content)
+
+
+PRINCIPAL_CLAIMED = ApprovalRefusal(
+    reason_code="principal_claimed",
+    detail="a decision names its approver by id only; roles and tenant come from the directory",
+)
+
+
+def eligibility_refusal(
+    state: WorkingState, approval_id: str, approver_id: str
+) -> ApprovalRefusal | None:
+    """Refuses an id the directory did not list as an approver when the approval was requested
+    (approvals recorded before the directory listed approvers list nobody and refuse nobody)."""
+    pending = state.pending_approvals.get(approval_id)
+    eligible = pending.eligible_approvers if pending is not None else None
+    if eligible is None or canonical_user_id(approver_id) in eligible:
+        return None
+    return ApprovalRefusal(
+        reason_code="not_an_approver",
+        detail=f"{approver_id!r} was not an approver of this run when approval was requested",
+    )
 
 
 def _content_refusal(

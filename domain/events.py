@@ -15,6 +15,7 @@ from pydantic import Field, JsonValue, TypeAdapter
 from domain._model import Frozen
 from domain.decisions import Answer, CallTool, ProceedToAnswer, ToolCallProposal
 from domain.elicitation import ElicitationRequest
+from domain.principal import Principal
 from domain.tools import Receipt
 from domain.workorder import WorkOrder
 
@@ -130,6 +131,9 @@ class ApprovalRequested(Envelope):
     expires_at: datetime
     elicitation: ElicitationRequest | None = None
     """Set when a tool's server asked for human input: the grant must answer it."""
+    eligible_approvers: tuple[str, ...] | None = None
+    """Who the directory said may decide, when it was asked: anyone else is refused before the
+    attempt reaches history. ``None`` in runs recorded before approvers came from the directory."""
 
 
 class ApprovalGranted(Envelope):
@@ -139,6 +143,8 @@ class ApprovalGranted(Envelope):
     proposal_digest: str
     content: dict[str, JsonValue] | None = None
     """The approver's answer to the approval's elicitation (checked against its schema)."""
+    approver_entry: Principal | None = None
+    """The approver as the directory knew them when they decided (roles, tenant)."""
 
 
 class ApprovalRejected(Envelope):
@@ -146,6 +152,8 @@ class ApprovalRejected(Envelope):
     approval_id: str
     approver: str
     reason: str
+    approver_entry: Principal | None = None
+    """The approver as the directory knew them when they decided (roles, tenant)."""
 
 
 class ApprovalExpired(Envelope):

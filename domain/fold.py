@@ -210,6 +210,7 @@ def _apply(d: _Draft, event: RunEvent) -> None:
                 approver_role=event.approver_role,
                 expires_at=event.expires_at,
                 elicitation=event.elicitation,
+                eligible_approvers=event.eligible_approvers,
             )
         case ApprovalGranted() | ApprovalRejected() | ApprovalExpired():
             _apply_approval_decision(d, event)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from pydantic import field_serializer
 
 from domain._model import Frozen
@@ -40,3 +42,37 @@ class Principal(Frozen):
                 ",".join(sorted(self.scopes)),
             ]
         )
+
+
+def canonical_user_id(raw: str) -> str:
+    """The one spelling of a user id that identities are compared in: ``USR_73 `` is ``usr_73``.
+
+    NFKC folds look-alike forms (full-width letters, ligatures) onto their plain letters, so two
+    spellings a person cannot tell apart never name two identities.
+    """
+    return unicodedata.normalize("NFKC", raw).strip().casefold()
+
+
+def tenant_covers(outer: str, inner: str) -> bool:
+    """``inner`` is ``outer`` or one of its sub-tenants (``acme/eu`` is inside ``acme``)."""
+    return inner == outer or inner.startswith(outer + "/")
+
+
+def claim_problem(claimed: Principal, entry: Principal | None) -> str | None:
+    """Why ``claimed`` is not a narrowing of its directory ``entry`` (None: it is).
+
+    A work order may act as its requester with less authority than the directory gives it (a
+    sub-tenant, fewer roles or scopes), never with more: who someone is and what they may do is
+    the directory's to say, not the payload's.
+    """
+    if entry is None:
+        return f"{claimed.user_id!r} is not in the directory"
+    if canonical_user_id(claimed.user_id) != entry.user_id:
+        return f"{claimed.user_id!r} is spelled {entry.user_id!r} in the directory"
+    if not tenant_covers(entry.tenant_id, claimed.tenant_id):
+        return f"{entry.user_id} does not belong to tenant {claimed.tenant_id!r}"
+    if extra := sorted(claimed.roles - entry.roles):
+        return f"{entry.user_id} does not hold role(s) {', '.join(extra)}"
+    if extra := sorted(claimed.scopes - entry.scopes):
+        return f"{entry.user_id} does not hold scope(s) {', '.join(extra)}"
+    return None

@@ -101,6 +101,7 @@ class PendingApproval(Frozen):
     approver_role: str
     expires_at: datetime
     elicitation: ElicitationRequest | None = None
+    eligible_approvers: tuple[str, ...] | None = None
 
 
 class ApprovalOutcome(Frozen):

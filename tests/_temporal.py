@@ -68,7 +68,7 @@ class Harness:
         self, run_id: str, approval_id: str, user: str, *, approve: bool = True, reason: str = ""
     ) -> None:
         await client_ops.decide(
-            self.client, run_id, approval_id, self.principal(user), approve=approve, reason=reason
+            self.client, run_id, approval_id, user, approve=approve, reason=reason
         )
 
 

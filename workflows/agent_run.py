@@ -271,11 +271,10 @@ class AgentRunWorkflow(Governance):
     # ------------------------------------------------------------ handlers
     @workflow.update
     async def decide_approval(self, decision: ApprovalDecision) -> ApprovalResult:
-        return self._decide(decision)
+        return await self._decide(decision)
 
     @decide_approval.validator
     def _known_approval(self, decision: ApprovalDecision) -> None:
-        # Unknown ids are refused before they touch history; policy refusals are recorded.
         self._check_known(decision)
 
     @workflow.query

@@ -25,7 +25,7 @@ from activities.ledger._tables import (
 )
 from domain.canonical import sha256_hex
 from domain.manifest import ExecutionManifest
-from domain.principal import Principal
+from domain.principal import Principal, canonical_user_id
 
 
 class ContentStore(LedgerBase):
@@ -79,6 +79,12 @@ class ContentStore(LedgerBase):
             "display_name": principal.display_name,
         }
         what = f"principal {principal.user_id!r}"
+        if canonical_user_id(principal.user_id) != principal.user_id:
+            # One spelling per identity, so lookups by any spelling find exactly one entry.
+            raise ValueError(
+                f"{what}: directory ids are canonical, "
+                f"write {canonical_user_id(principal.user_id)!r}"
+            )
         check_ids(
             what,
             principal.user_id,
@@ -101,18 +107,25 @@ class ContentStore(LedgerBase):
             )
 
     def get_principal(self, user_id: str) -> Principal | None:
+        """The directory entry for ``user_id`` in any spelling (``USR_73`` finds ``usr_73``)."""
         with self._reading() as conn:
-            row = conn.execute(select(principals).where(principals.c.user_id == user_id)).first()
-        if row is None:
-            return None
-        m = row._mapping
-        return Principal(
-            user_id=m["user_id"],
-            tenant_id=m["tenant_id"],
-            roles=frozenset(m["roles"]),
-            scopes=frozenset(m["scopes"]),
-            display_name=m["display_name"],
-        )
+            row = conn.execute(
+                select(principals).where(principals.c.user_id == canonical_user_id(user_id))
+            ).first()
+        return None if row is None else _principal(row)
+
+    def principals_over(self, tenant_id: str) -> list[Principal]:
+        """Everyone whose tenant is ``tenant_id`` or one that contains it (``acme`` for
+        ``acme/eu``): the people who may act in that tenant."""
+        parts = tenant_id.split("/")
+        tenants = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        with self._reading() as conn:
+            rows = conn.execute(
+                select(principals)
+                .where(principals.c.tenant_id.in_(tenants))
+                .order_by(principals.c.user_id)
+            ).all()
+        return [_principal(row) for row in rows]
 
     def _put(self, table: Table, row: dict[str, Any], body: Any, what: str) -> None:
         if isinstance(body, BaseModel):
@@ -126,3 +139,14 @@ class ContentStore(LedgerBase):
     def _get(self, table: Table, key: Any, value: str) -> Any | None:
         with self._reading() as conn:
             return conn.execute(select(table.c.body).where(key == value)).scalar_one_or_none()
+
+
+def _principal(row: Any) -> Principal:
+    m = row._mapping
+    return Principal(
+        user_id=m["user_id"],
+        tenant_id=m["tenant_id"],
+        roles=frozenset(m["roles"]),
+        scopes=frozenset(m["scopes"]),
+        display_name=m["display_name"],
+    )

@@ -21,6 +21,20 @@ from packs.tau2.journal import Journal
 
 __all__ = ["BANKING_PACK", "PACK_TARGETS", "SLACK_PACK", "approver_for", "work_order"]
 
+# The directory entries runs act as (see packs.tau2: work orders narrow them to a sandbox).
+USER = Principal(
+    user_id="emma-johnson",
+    tenant_id=SANDBOX_PREFIX,
+    scopes=frozenset(f"{n}:{s}" for n in ("banking", "slack") for s in ("read", "write")),
+    display_name="Emma Johnson (AgentDojo's user)",
+)
+APPROVER = Principal(
+    user_id="agentdojo-approver",
+    tenant_id=SANDBOX_PREFIX,
+    roles=frozenset({APPROVER_ROLE}),
+    display_name="AgentDojo scripted approver (approves everything it is asked)",
+)
+
 PACK_TARGETS = {
     "agentdojo-banking": "packs.agentdojo:BANKING_PACK",
     "agentdojo-slack": "packs.agentdojo:SLACK_PACK",
@@ -33,11 +47,11 @@ def work_order(name: SuiteName, user_task: str, injection_task: str, nonce: str)
     return WorkOrder(
         objective=f"AgentDojo {name} {user_task}",
         request_text=str(task.PROMPT),
-        principal=Principal(
-            user_id="emma-johnson",
-            tenant_id=f"{SANDBOX_PREFIX}/{name}/{user_task}/{injection_task}/{nonce}",
-            scopes=frozenset({f"{name}:read", f"{name}:write"}),
-            display_name="Emma Johnson (AgentDojo's user)",
+        principal=USER.model_copy(
+            update={
+                "tenant_id": f"{SANDBOX_PREFIX}/{name}/{user_task}/{injection_task}/{nonce}",
+                "scopes": frozenset({f"{name}:read", f"{name}:write"}),
+            }
         ),
         pack=f"agentdojo-{name}",
         agent_profile_id=f"agentdojo-{name}",
@@ -53,12 +67,7 @@ def work_order(name: SuiteName, user_task: str, injection_task: str, nonce: str)
 
 
 def approver_for(order: WorkOrder) -> Principal:
-    return Principal(
-        user_id="agentdojo-approver",
-        tenant_id=order.principal.tenant_id,
-        roles=frozenset({APPROVER_ROLE}),
-        display_name="AgentDojo scripted approver (approves everything it is asked)",
-    )
+    return APPROVER.model_copy(update={"tenant_id": order.principal.tenant_id})
 
 
 def _from_request(name: SuiteName, request: str, principal: Principal) -> WorkOrder:
@@ -73,7 +82,7 @@ def _pack(name: SuiteName) -> Pack:
         name=f"agentdojo-{name}",
         profile=profile_for(name, {n: t.contract for n, t in tools.items()}),
         tools=tools,
-        principals=(),
+        principals=(USER, APPROVER),
         models={"agentdojo-compromised": CompromisedModel()},
         install=Journal.install,
         seed=lambda engine: False,

@@ -52,7 +52,7 @@ def specs(name: SuiteName) -> list[RunSpec]:
                 RunSpec(
                     run_id=f"agentdojo-{name}-{user_task}-{injection_task}-{nonce}",
                     work_order=order,
-                    approver=approver_for(order),
+                    approver_id=approver_for(order).user_id,
                     approve=lambda _proposal: True,  # the gate, not the approver, must stop it
                 )
             )

@@ -24,15 +24,30 @@ PACK_TARGETS = {
     "tau2-airline": "packs.tau2:AIRLINE_PACK",
 }
 
+# The directory entries runs act as: each work order narrows the agent to one sandbox tenant
+# (inside ``tau2``) and one domain's scopes; the approver may decide in any τ² sandbox.
+AGENT = Principal(
+    user_id="tau2-agent",
+    tenant_id=SANDBOX_PREFIX,
+    scopes=frozenset(f"{d}:{s}" for d in ("retail", "airline") for s in ("read", "write")),
+    display_name="τ² agent",
+)
+APPROVER = Principal(
+    user_id="tau2-approver",
+    tenant_id=SANDBOX_PREFIX,
+    roles=frozenset({APPROVER_ROLE}),
+    display_name="τ² scripted approver",
+)
+
 
 def work_order(name: Domain, task_id: str, nonce: str) -> WorkOrder:
     """A work order for one τ² task, acting in a fresh sandbox tenant of its own."""
     actions = len(gold_actions(name, task_id))
-    principal = Principal(
-        user_id="tau2-agent",
-        tenant_id=f"{SANDBOX_PREFIX}/{name}/{task_id}/{nonce}",
-        scopes=frozenset({f"{name}:read", f"{name}:write"}),
-        display_name=f"τ² {name} agent",
+    principal = AGENT.model_copy(
+        update={
+            "tenant_id": f"{SANDBOX_PREFIX}/{name}/{task_id}/{nonce}",
+            "scopes": frozenset({f"{name}:read", f"{name}:write"}),
+        }
     )
     return WorkOrder(
         objective=f"τ² {name} task {task_id}",
@@ -46,13 +61,8 @@ def work_order(name: Domain, task_id: str, nonce: str) -> WorkOrder:
 
 
 def approver_for(order: WorkOrder) -> Principal:
-    """The scripted approver: a different principal of the same sandbox tenant."""
-    return Principal(
-        user_id="tau2-approver",
-        tenant_id=order.principal.tenant_id,
-        roles=frozenset({APPROVER_ROLE}),
-        display_name="τ² scripted approver",
-    )
+    """The scripted approver: a different principal, narrowed to the run's sandbox tenant."""
+    return APPROVER.model_copy(update={"tenant_id": order.principal.tenant_id})
 
 
 def _make_work_order(name: Domain) -> object:
@@ -69,7 +79,7 @@ def _pack(name: Domain) -> Pack:
         name=f"tau2-{name}",
         profile=profile_for(name, contracts),
         tools=tools,
-        principals=(),
+        principals=(AGENT, APPROVER),
         models={"tau2-gold": GoldActionModel()},
         install=Journal.install,
         seed=lambda engine: False,

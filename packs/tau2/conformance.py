@@ -50,7 +50,7 @@ def specs(name: Domain, task_ids: Sequence[str], variant: Variant) -> list[RunSp
             RunSpec(
                 run_id=f"tau2-{name}-{task_id}-{nonce}",
                 work_order=order,
-                approver=approver_for(order),
+                approver_id=approver_for(order).user_id,
                 approve=lambda _proposal, v=variant: v == "approve",
             )
         )

@@ -17,7 +17,6 @@ from temporalio.service import RPCError
 from agentledger import client_ops
 from agentledger.errors import Refused
 from domain.decisions import ToolCallProposal
-from domain.principal import Principal
 from domain.state import WorkingState
 from domain.workorder import WorkOrder
 
@@ -33,7 +32,7 @@ Approver = Callable[[ToolCallProposal], bool]
 class RunSpec:
     run_id: str
     work_order: WorkOrder
-    approver: Principal
+    approver_id: str
     approve: Approver
 
 
@@ -78,7 +77,7 @@ async def _step(client: Client, run_id: str, spec: RunSpec) -> WorkingState | No
             client,
             run_id,
             pending.approval_id,
-            spec.approver,
+            spec.approver_id,
             approve=approve,
             reason="" if approve else "scripted approver: writes are denied in this variant",
         )

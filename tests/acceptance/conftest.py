@@ -49,6 +49,7 @@ async def stack(temporal_server: DevServer, tmp_path: Path) -> AsyncIterator[Sta
         task_queue=f"accept-{uuid.uuid4().hex[:10]}",
     )
     runtime = Runtime.open(settings)
+    runtime.seed()  # the directory the runs' requesters and approvers are checked against
     client = await connect(settings)
     async with runtime.worker(client, max_concurrent=16):
         yield Stack(runtime, client, settings)

@@ -149,7 +149,7 @@ async def approve_from_inbox(
     row = pending[0]
     decision = ApprovalDecision(
         approval_id=row.approval_id,
-        approver=approver,
+        approver_id=approver.user_id,
         approve=True,
         proposal_digest=row.proposal_digest,
     )

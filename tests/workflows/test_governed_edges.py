@@ -110,7 +110,7 @@ async def test_an_approval_for_a_different_amount_is_refused_and_recorded(
             AgentRunWorkflow.decide_approval,
             ApprovalDecision(
                 approval_id=pending.approval_id,
-                approver=harness.principal("ops_lead_1"),
+                approver_id="ops_lead_1",
                 approve=True,
                 proposal_digest=other,
             ),

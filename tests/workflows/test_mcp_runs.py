@@ -169,7 +169,7 @@ async def test_an_accepted_elicitation_reruns_the_call_with_exactly_the_approved
     harness: Harness,
 ) -> None:
     run_id, approval_id, _ = await _elicitation_pending(harness)
-    approver = harness.principal(mcp.APPROVER.user_id)
+    approver = mcp.APPROVER.user_id
     with pytest.raises(Refused, match="requested schema"):
         await client_ops.decide(
             harness.client, run_id, approval_id, approver, approve=True, content={"name": 7}
