@@ -6,10 +6,12 @@ Pure functions of WorkingState, so the workflow, replay and compaction tests all
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import datetime, timedelta
 
 from domain._model import Frozen
 from domain.decisions import Answer, CallTool, ProceedToAnswer
 from domain.state import WorkingState
+from domain.workorder import Budget
 
 CHOOSE_NEXT_ACTION = "choose_next_action"
 DRAFT_ANSWER = "draft_answer"
@@ -64,4 +66,30 @@ def check_decision(
             reason_code="claims_unexecuted_action",
             detail=f"answer claims operations without a succeeded receipt: {', '.join(unproven)}",
         )
+    return None
+
+
+def narrowed_budget(requested: Budget, ceiling: Budget) -> Budget:
+    """The run's budget: what the work order asked for, never more than the frozen profile's.
+
+    Whoever starts a run may narrow each limit; only the manifest can raise one.
+    """
+    return Budget(
+        steps=min(requested.steps, ceiling.steps),
+        tool_calls=min(requested.tool_calls, ceiling.tool_calls),
+        tokens=min(requested.tokens, ceiling.tokens),
+        wall_seconds=min(requested.wall_seconds, ceiling.wall_seconds),
+    )
+
+
+def budget_exhausted(state: WorkingState, now: datetime) -> str | None:
+    """Which of the run's limits is used up before another step (``None``: none is)."""
+    if state.remaining_steps() <= 0:
+        return "steps"
+    if state.remaining_tokens() <= 0:
+        return "tokens"
+    if state.started_at is not None and now - state.started_at > timedelta(
+        seconds=state.budget.wall_seconds
+    ):
+        return "wall_seconds"
     return None

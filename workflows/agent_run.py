@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.fold import evolve, state_hash
     from domain.manifest import ExecutionManifest
     from domain.memory import outcome_proposal
-    from domain.run_loop import check_decision, next_step
+    from domain.run_loop import budget_exhausted, check_decision, narrowed_budget, next_step
     from domain.state import WorkingState
     from domain.workorder import WorkOrder
 
@@ -101,11 +101,12 @@ class AgentRunWorkflow(Governance):
             self._emit(ev.RunFailed, reason_code="preparation_failed", message=cause(exc))
             return
         self._pin_manifest(manifest, params.work_order.pack)
-        self._emit(
-            ev.RunStarted,
-            work_order=params.work_order,
-            policy_version=manifest.policy_version,
-        )
+        work_order = params.work_order
+        if workflow.patched("budget-ceiling"):
+            # The frozen profile's budgets are the ceiling; a work order may only narrow them.
+            budget = narrowed_budget(work_order.budget, manifest.budgets)
+            work_order = work_order.model_copy(update={"budget": budget})
+        self._emit(ev.RunStarted, work_order=work_order, policy_version=manifest.policy_version)
 
     def _resume(self, carried: Continuation) -> None:
         if state_hash(carried.state) != carried.state_hash:
@@ -246,15 +247,7 @@ class AgentRunWorkflow(Governance):
         )
 
     def _within_budget(self) -> bool:
-        state, reason = self._state, None
-        if state.remaining_steps() <= 0:
-            reason = "steps"
-        elif state.remaining_tokens() <= 0:
-            reason = "tokens"
-        elif state.started_at is not None and (workflow.now() - state.started_at) > timedelta(
-            seconds=state.budget.wall_seconds
-        ):
-            reason = "wall_seconds"
+        reason = budget_exhausted(self._state, workflow.now())
         if reason is None:
             return True
         self._emit(
