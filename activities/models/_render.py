@@ -12,14 +12,8 @@ from __future__ import annotations
 from pydantic import JsonValue
 
 from activities.models._settings import ProviderSettings
-from domain.context import ContextPacket, Section
-from domain.context.render import (
-    conflicts_text,
-    render_fixed,
-    render_item,
-    section_title,
-    state_text,
-)
+from domain.context import ContextPacket
+from domain.context.render import render_fixed, render_parts
 from domain.manifest import ModelProfile
 
 _REPLY_RULE = "\nReply with exactly one JSON object that matches OUTPUT_SCHEMA and nothing else."
@@ -53,20 +47,15 @@ def chat_request(
 
 def messages(packet: ContextPacket, settings: ProviderSettings) -> list[JsonValue]:
     rule = _REPLY_RULE + (_TOOL_RULE if offers_tools(packet, settings) else "")
-    system = render_fixed(packet) + rule
-    user: list[str] = []
-    for section in packet.sections:
-        if section.name == "instructions":
-            system += _section(section, plain=True)
-            continue
-        user.append(_section(section, plain=False))
-        if section.name == "working_state":
-            user.append(state_text(packet.working_state))
-    if packet.conflicts:
-        user.append(conflicts_text([c.model_dump(mode="json") for c in packet.conflicts]))
+    system, user = render_fixed(packet) + rule, ""
+    for trusted, text in render_parts(packet):
+        if trusted:
+            system += text
+        else:
+            user += text
     return [
         {"role": "system", "content": system},
-        {"role": "user", "content": "".join(user).strip() or "(no further context)"},
+        {"role": "user", "content": user.strip() or "(no further context)"},
     ]
 
 
@@ -126,8 +115,3 @@ def request_schema(node: JsonValue, max_string_length: int | None) -> JsonValue:
     if free and max_string_length is not None:
         sent["maxLength"] = max_string_length
     return sent
-
-
-def _section(section: Section, *, plain: bool) -> str:
-    items = "".join(render_item(item, plain) for item in section.items)
-    return section_title(section.name, section.category) + items

@@ -28,7 +28,7 @@ from domain.context.packet import (
     ToolDefinition,
 )
 from domain.context.profiles import StepProfile
-from domain.context.render import conflicts_text, fixed_text, state_text
+from domain.context.render import PACKET_FORMAT, conflicts_text, fixed_text, state_text
 from domain.context.requirements import check_requirements, named_ids, required_ids_for
 from domain.context.sections import SECTION_OF_KIND, SECTION_SPECS, Tally, fill
 from domain.context.selection import (
@@ -150,6 +150,7 @@ def _assemble(
         token_counter=tally.counter.name,
         included_ids=tuple(item.id for s in compiled.sections for item in s.items),
         cache_key=cache_key,
+        packet_format=PACKET_FORMAT,
     )
     return packet.model_copy(update={"packet_hash": packet.compute_hash()})
 

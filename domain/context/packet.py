@@ -130,11 +130,16 @@ class ContextPacket(Frozen):
     token_counter: str
     included_ids: tuple[str, ...]
     cache_key: str
+    packet_format: int = 1
+    """Which rendering its token counts measure (``render.PACKET_FORMAT``); 1 for packets stored
+    before formats were recorded."""
     packet_hash: str = ""
 
     def compute_hash(self) -> str:
-        """Canonical digest of everything but the hash itself."""
-        return sha256_hex(self.model_dump(mode="json", exclude={"packet_hash"}))
+        """Canonical digest of everything but the hash itself; a format-1 packet predates the
+        ``packet_format`` field and hashes as it did then."""
+        legacy = {"packet_format"} if self.packet_format == 1 else set()
+        return sha256_hex(self.model_dump(mode="json", exclude={"packet_hash", *legacy}))
 
     def section(self, name: SectionName) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)

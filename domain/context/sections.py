@@ -16,7 +16,7 @@ from domain.context.budget import Pool
 from domain.context.errors import MissingContext, Problem
 from domain.context.items import Category, ContextItem, Kind
 from domain.context.packet import Omission, OmissionReason, PacketItem, SectionName
-from domain.context.render import body, footer, header, section_title
+from domain.context.render import render_item, section_title
 from domain.context.selection import RANKERS, diversify
 from domain.context.tokens import TokenCounter
 
@@ -85,7 +85,8 @@ class Tally:
                 f"\x00{item.content_hash}\x00{item.id}\x00{item.kind}\x00{item.source}"
                 f"\x00{item.trust_level}\x00{item.revision}"
             )
-            known = self.counter.count_keyed(key, lambda: _rendered(item))
+            plain = item.kind == "instruction"
+            known = self.counter.count_keyed(key, lambda: render_item(item, plain))
             self._tokens[id(item)] = known
         return known
 
@@ -108,12 +109,6 @@ class Tally:
             return False
         self.remaining[pool] -= tokens
         return True
-
-
-def _rendered(item: ContextItem) -> str:
-    plain = item.kind == "instruction"
-    opening = header(item.id, item.kind, item.source, item.trust_level, item.revision, plain)
-    return opening + body(item.content) + footer(plain)
 
 
 def rank(spec: SectionSpec, items: Sequence[ContextItem], required: set[str]) -> list[ContextItem]:

@@ -12,12 +12,14 @@ from activities.messages import PacketSummary
 from activities.run_activities import build_step_packet
 from domain.compaction import context_state
 from domain.context import ContextPacket, InsufficientContext
+from domain.context.tokens import counter_for_encoding
 from domain.errors import FoldError
 from domain.events import RunEvent
 from domain.fold import project, state_hash
 from domain.manifest import ExecutionManifest
 from domain.state import WorkingState
 from packs import get_pack
+from tests.replay._formats import in_format, recorded_format
 from tests.replay._recorded import Memories, ModelStep, RecordedRun
 from tests.replay._replayed import ReplayedRun
 
@@ -146,13 +148,13 @@ def packet_mismatches(
         if step.input.manifest_hash != manifest.hash:
             problems.append(f"{at} ran under {step.input.manifest_hash}, not {manifest.hash}")
         elif step.result is not None:
-            problems += _packet_mismatch(at, step, manifest, memories)
+            problems += _packet_mismatch(at, step, manifest, memories, recorded_format(name))
             checked += 1
     return problems or ([] if checked else [f"{name}: no completed model_step to check"])
 
 
 def _packet_mismatch(
-    at: str, step: ModelStep, manifest: ExecutionManifest, memories: Memories
+    at: str, step: ModelStep, manifest: ExecutionManifest, memories: Memories, version: int
 ) -> list[str]:
     given, result = step.input, step.result
     assert given.state.work_order is not None and result is not None
@@ -167,11 +169,12 @@ def _packet_mismatch(
         return []
     if result.packet is None:
         return [f"{at}: recorded no packet ({result.insufficient_context}), one builds now"]
+    packet = in_format(packet, version, counter_for_encoding(manifest.model.encoding))
     if packet.packet_hash == result.packet.packet_hash:
         return []
     return [
         f"{at} after event #{given.state.last_seq}: recorded packet_hash "
-        f"{result.packet.packet_hash}, recomputed {packet.packet_hash}; "
+        f"{result.packet.packet_hash}, recomputed {packet.packet_hash} (packet format {version}); "
         f"differing summary fields: {_summary_diff(result.packet, packet)}"
     ]
 
