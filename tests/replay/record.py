@@ -90,8 +90,8 @@ async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     # Histories recorded by older workflow code stay checked in (they prove old runs still
     # replay); a behaviour change behind workflow.patched adds new ones under a new suffix.
-    await _record("refund_approved_v3", approve=True)
-    await _record("refund_rejected_v3", approve=False)
+    await _record("refund_approved_v4", approve=True)
+    await _record("refund_rejected_v4", approve=False)
     await _record_continue_as_new()
 
 
