@@ -11,6 +11,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentledger.errors import NotFound, Refused
+from domain.limits import work_order_problem
 from domain.state import WorkingState
 from workflows import AgentRunWorkflow, ApprovalDecision, ApprovalResult, RunInput
 
@@ -19,6 +20,9 @@ async def start_run(
     client: Client, task_queue: str, work_order: Any, run_id: str | None = None
 ) -> WorkflowHandle[Any, Any]:
     run_id = run_id or f"run_{uuid.uuid4().hex[:12]}"
+    problem = work_order_problem(work_order)
+    if problem is not None:  # the run would refuse it too; say so before starting one
+        raise Refused(f"work order refused: {problem}")
     return await client.start_workflow(
         AgentRunWorkflow.run,
         RunInput(run_id=run_id, work_order=work_order),

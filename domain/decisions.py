@@ -6,18 +6,44 @@ step (``domain.governance``) before anything is authorised.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Callable, Sized
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import Field, JsonValue
+from pydantic import AfterValidator, Field, JsonValue, field_validator
 
 from domain._model import Frozen
+from domain.limits import MAX_ANSWER_CHARS, MAX_RATIONALE_CHARS, json_problem
+
+_S = TypeVar("_S", bound=Sized)
+
+
+def _at_most(limit: int) -> Callable[[_S], _S]:
+    # A validator, not a schema constraint: the output schema models are shown stays as it was.
+    def check(value: _S) -> _S:
+        if len(value) > limit:
+            raise ValueError(f"longer than {limit}")
+        return value
+
+    return check
+
+
+_Rationale = Annotated[str, AfterValidator(_at_most(MAX_RATIONALE_CHARS))]
+_Ids = Annotated[tuple[str, ...], AfterValidator(_at_most(100))]
 
 
 class ToolCallProposal(Frozen):
     """A tool call the model would like the runtime to make."""
 
-    tool: str
+    tool: Annotated[str, AfterValidator(_at_most(200))]
     arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @field_validator("arguments")
+    @classmethod
+    def _bounded(cls, arguments: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        problem = json_problem(arguments, "tool arguments")
+        if problem is not None:
+            raise ValueError(problem)
+        return arguments
 
 
 class CallTool(Frozen):
@@ -25,14 +51,14 @@ class CallTool(Frozen):
 
     type: Literal["call_tool"] = "call_tool"
     proposal: ToolCallProposal
-    rationale: str = ""
+    rationale: _Rationale = ""
 
 
 class ProceedToAnswer(Frozen):
     """Enough is known; the next step should draft the answer."""
 
     type: Literal["proceed_to_answer"] = "proceed_to_answer"
-    rationale: str = ""
+    rationale: _Rationale = ""
 
 
 class Answer(Frozen):
@@ -44,9 +70,9 @@ class Answer(Frozen):
     """
 
     type: Literal["answer"] = "answer"
-    answer: str
-    supporting_source_ids: tuple[str, ...] = ()
-    claimed_operation_ids: tuple[str, ...] = ()
+    answer: Annotated[str, AfterValidator(_at_most(MAX_ANSWER_CHARS))]
+    supporting_source_ids: _Ids = ()
+    claimed_operation_ids: _Ids = ()
     proposed_next_action: ToolCallProposal | None = None
 
 

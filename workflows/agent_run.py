@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.compaction import can_compact, carried_size_problem, compact, context_state
     from domain.decisions import Answer, CallTool
     from domain.fold import evolve, state_hash
+    from domain.limits import bounded_work_order, work_order_problem
     from domain.manifest import ExecutionManifest
     from domain.memory import outcome_proposal
     from domain.run_loop import budget_exhausted, check_decision, narrowed_budget, next_step
@@ -86,6 +87,16 @@ class AgentRunWorkflow(Governance):
         return {"status": self._state.status, "answer": self._final_answer()}
 
     async def _start(self, params: RunInput) -> None:
+        if workflow.patched("work-order-limits"):
+            problem = work_order_problem(params.work_order)
+            if problem is not None:  # refused before any activity, recorded in a size that fits
+                self._emit(
+                    ev.RunStarted,
+                    work_order=bounded_work_order(params.work_order),
+                    policy_version="",
+                )
+                self._emit(ev.RunFailed, reason_code="work_order_refused", message=problem)
+                return
         try:
             manifest: ExecutionManifest = await workflow.execute_activity(
                 "prepare_run",
