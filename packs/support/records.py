@@ -2,7 +2,8 @@
 
 A real, if small, business database. Tools read and write it through SQLAlchemy; the refunds table
 enforces the runtime's idempotency key with a unique constraint, so a retried or replayed
-create_refund can never pay twice.
+create_refund can never pay twice; two runs refunding one order serialise on the order row
+(``write_tools``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ from sqlalchemy.engine import Engine
 
 metadata = MetaData()
 
+# Three decimal places so KWD/BHD (ISO 4217 exponent 3) are held exactly; an amount is checked
+# against its own currency before it is written (``money.exact_amount``), never rounded here.
+# A database created with the earlier Numeric(12, 2) needs the columns widened by hand.
+AMOUNT = Numeric(13, 3)
+
 customers = Table(
     "support_customers",
     metadata,
@@ -40,7 +46,7 @@ orders = Table(
     Column("tenant_id", String(64), nullable=False),
     Column("customer_id", ForeignKey("support_customers.customer_id"), nullable=False),
     Column("status", String(32), nullable=False),
-    Column("amount", Numeric(12, 2), nullable=False),
+    Column("amount", AMOUNT, nullable=False),
     Column("currency", String(3), nullable=False),
     Column("ordered_at", DateTime(timezone=True), nullable=False),
     Column("promised_by", DateTime(timezone=True), nullable=False),
@@ -53,7 +59,7 @@ payments = Table(
     metadata,
     Column("payment_id", String(64), primary_key=True),
     Column("order_id", ForeignKey("support_orders.order_id"), nullable=False),
-    Column("amount", Numeric(12, 2), nullable=False),
+    Column("amount", AMOUNT, nullable=False),
     Column("currency", String(3), nullable=False),
     Column("method", String(32), nullable=False),
     Column("captured_at", DateTime(timezone=True), nullable=False),
@@ -64,7 +70,7 @@ refunds = Table(
     metadata,
     Column("refund_id", String(64), primary_key=True),
     Column("order_id", ForeignKey("support_orders.order_id"), nullable=False),
-    Column("amount", Numeric(12, 2), nullable=False),
+    Column("amount", AMOUNT, nullable=False),
     Column("currency", String(3), nullable=False),
     Column("reason", String(200), nullable=False),
     Column("idempotency_key", String(80), nullable=False),

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
@@ -22,8 +22,12 @@ from domain.tools import (
     VerifiedFact,
 )
 from packs.support import records as r
+from packs.support.money import exact_amount
 
 ORDER_ID = r"^ord_[0-9]{1,12}$"
+# Strict: a JSON ``true`` or ``"42.5"`` is refused, never coerced. The schema stays a JSON number
+# (it is part of pinned contracts); exactness in the currency is checked by ``_exact``.
+AMOUNT = Field(strict=True, gt=0, allow_inf_nan=False)
 
 
 class _Args(BaseModel):
@@ -44,9 +48,14 @@ class PolicyQuery(_Args):
 
 class RefundRequest(_Args):
     order_id: str = Field(pattern=ORDER_ID)
-    amount: float = Field(gt=0)
+    amount: float = AMOUNT
     currency: str = Field(pattern=r"^[A-Z]{3}$")
     reason: str = Field(min_length=3, max_length=200)
+
+    @model_validator(mode="after")
+    def _exact(self) -> Self:
+        exact_amount(self.amount, self.currency)  # raises: 0.001 EUR is refused, not rounded
+        return self
 
 
 class CustomerMessage(_Args):
@@ -78,8 +87,13 @@ class PolicyResults(BaseModel):
 class RefundReceipt(BaseModel):
     refund_id: str
     order_id: str
-    amount: float
+    amount: float = Field(strict=True, allow_inf_nan=False)  # no bound: the schema is pinned
     currency: str
+
+    @model_validator(mode="after")
+    def _exact(self) -> Self:
+        exact_amount(self.amount, self.currency)
+        return self
 
 
 class MessageReceipt(BaseModel):
@@ -193,12 +207,17 @@ def _as_utc(value: datetime | None) -> datetime | None:
     return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
 
+def refundable_amount(conn: Connection, order: Any) -> Decimal:
+    """What is left to refund on ``order`` (a row), exactly; may be negative on corrupt data."""
+    return Decimal(str(order.amount)) - _refunded(conn, order.order_id)
+
+
 def order_view(conn: Connection, order_id: str) -> tuple[Any, OrderView] | None:
     row = _order_row(conn, order_id)
     if row is None:
         return None
     promised, delivered = _as_utc(row.promised_by), _as_utc(row.delivered_at)
-    refundable = Decimal(str(row.amount)) - _refunded(conn, order_id)
+    refundable = refundable_amount(conn, row)
     status = row.status
     if (
         status == "delivered"

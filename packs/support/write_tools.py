@@ -1,12 +1,20 @@
 """Consequential support tools. Each honours the runtime's idempotency key in the system of
 record, so a retry, a replay or a crashed worker returns the original receipt instead of paying
-twice; ``reconcile`` answers "did it happen?" by reading the record, never by retrying blindly."""
+twice; ``reconcile`` answers "did it happen?" by reading the record, never by retrying blindly.
+
+A key cannot stop two *runs* (two keys) from refunding one order at the same moment, so a refund
+serialises on the order itself: its transaction locks the order row (``SELECT ... FOR UPDATE`` on
+PostgreSQL, under READ COMMITTED so each statement after the lock sees the other run's committed
+refund) and on SQLite begins ``IMMEDIATE`` (the ledger engine's ``ledger_write`` option), taking
+the write lock before the first read and waiting on the busy timeout instead of failing when a
+read lock would have to upgrade. The read-check-insert is then one step per order.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Connection, Engine
@@ -15,24 +23,42 @@ from sqlalchemy.exc import IntegrityError
 from activities.ports import ToolCall, ToolOutput
 from domain.tools import ToolContract
 from packs.support import records as r
+from packs.support.money import exact_amount
 from packs.support.tools import (
     CREATE_REFUND,
     SEND_CUSTOMER_MESSAGE,
     CustomerMessage,
+    RefundReceipt,
     RefundRequest,
     _failed,
-    order_view,
+    refundable_amount,
 )
+
+_WRITE: Final = {"ledger_write": True}  # SQLite: BEGIN IMMEDIATE, see activities/ledger/_engine.py
+
+
+def _writer(engine: Engine) -> Engine:
+    """The engine for a write transaction that reads what it checks (see the module docstring)."""
+    if engine.dialect.name == "postgresql":
+        return engine.execution_options(**_WRITE, isolation_level="READ COMMITTED")
+    return engine.execution_options(**_WRITE)
 
 
 def _refund_output(row: Any) -> ToolOutput:
-    output = {
-        "refund_id": row.refund_id,
-        "order_id": row.order_id,
-        "amount": float(row.amount),
-        "currency": row.currency,
-    }
-    return ToolOutput(status="succeeded", output=output, receipt_id=row.refund_id)
+    receipt = RefundReceipt(
+        refund_id=row.refund_id,
+        order_id=row.order_id,
+        amount=float(Decimal(str(row.amount))),
+        currency=row.currency,
+    )
+    return ToolOutput(status="succeeded", output=receipt.model_dump(), receipt_id=row.refund_id)
+
+
+def _lock_order(conn: Connection, order_id: str) -> Any:
+    """The order row, locked until commit: concurrent refunds of it queue here."""
+    return conn.execute(
+        select(r.orders).where(r.orders.c.order_id == order_id).with_for_update()
+    ).first()
 
 
 def _refund_by_key(conn: Connection, key: str) -> Any:
@@ -47,18 +73,19 @@ class CreateRefund:
         args, key = call.arguments, call.idempotency_key
         assert isinstance(args, RefundRequest) and key is not None
         try:
-            with engine.begin() as conn:
+            with _writer(engine).begin() as conn:
+                order = _lock_order(conn, args.order_id)
                 existing = _refund_by_key(conn, key)
                 if existing is not None:
                     return _refund_output(existing)
-                problem = self._refusal(conn, call, args)
+                problem = self._refusal(conn, call, args, order)
                 if problem is not None:
                     return problem
                 conn.execute(
                     insert(r.refunds).values(
                         refund_id="rf_" + key.removeprefix("idem_")[:16],
                         order_id=args.order_id,
-                        amount=Decimal(str(args.amount)),
+                        amount=exact_amount(args.amount, args.currency),
                         currency=args.currency,
                         reason=args.reason,
                         idempotency_key=key,
@@ -71,17 +98,25 @@ class CreateRefund:
         with engine.connect() as conn:
             return _refund_output(_refund_by_key(conn, key))
 
-    def _refusal(self, conn: Connection, call: ToolCall, args: RefundRequest) -> ToolOutput | None:
+    def _refusal(
+        self, conn: Connection, call: ToolCall, args: RefundRequest, order: Any
+    ) -> ToolOutput | None:
         """The system of record re-checks what it owns: ownership, currency, amount left."""
-        found = order_view(conn, args.order_id)
-        if found is None or found[0].customer_id != call.principal.user_id:
+        if (
+            order is None
+            or order.customer_id != call.principal.user_id
+            or order.tenant_id != call.principal.tenant_id
+        ):
             return _failed("order_not_found", f"no order {args.order_id} for this customer")
-        _, view = found
-        if view.currency != args.currency:
-            return _failed("currency_mismatch", f"order is in {view.currency}")
-        if Decimal(str(args.amount)) > Decimal(str(view.refundable_amount)):
+        if order.currency != args.currency:
+            return _failed("currency_mismatch", f"order is in {order.currency}")
+        amount, left = exact_amount(args.amount, args.currency), refundable_amount(conn, order)
+        if amount > left:
+            shown = max(left, Decimal(0)).quantize(amount)
             return _failed(
-                "exceeds_refundable", f"{args.amount} exceeds refundable {view.refundable_amount}"
+                "exceeds_refundable",
+                f"{amount} {args.currency} exceeds refundable {shown} {args.currency} "
+                f"left on {args.order_id}",
             )
         return None
 
@@ -106,7 +141,7 @@ class SendCustomerMessage:
         if args.customer_id != call.principal.user_id:
             return _failed("customer_not_found", f"no customer {args.customer_id} for this run")
         try:
-            with engine.begin() as conn:
+            with _writer(engine).begin() as conn:
                 if _message_by_key(conn, key) is None:
                     conn.execute(
                         insert(r.messages).values(

@@ -1,0 +1,122 @@
+"""Two runs refunding the same order at the same moment pay it once, on every backend.
+
+Each run has its own idempotency key, so the key cannot help: the refundable amount is a
+cross-run invariant and the system of record must serialise the read-check-insert on the order.
+The trials start both calls together from a barrier; nothing here asserts on timing.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import func, insert, select
+from sqlalchemy.engine import Engine
+
+from activities.ledger import Ledger
+from activities.ports import ToolCall, ToolOutput
+from packs.support import records as r
+from packs.support.seed import PRINCIPALS, seed
+from packs.support.tools import RefundRequest
+from packs.support.write_tools import CreateRefund
+
+TRIALS = 30
+ORDER_AMOUNT = Decimal("42.50")
+CUSTOMER = PRINCIPALS[0]
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    with Ledger.open(database_url) as ledger:
+        seed(ledger.engine)
+        yield ledger.engine
+
+
+def _add_order(engine: Engine, trial: int) -> str:
+    order_id = f"ord_{9000 + trial}"
+    at = datetime(2026, 8, 1, tzinfo=UTC)
+    with engine.begin() as conn:
+        conn.execute(
+            insert(r.orders).values(
+                order_id=order_id,
+                tenant_id=CUSTOMER.tenant_id,
+                customer_id=CUSTOMER.user_id,
+                status="delivered",
+                amount=ORDER_AMOUNT,
+                currency="EUR",
+                ordered_at=at,
+                promised_by=at,
+                delivered_at=at,
+                items="Desk lamp",
+            )
+        )
+    return order_id
+
+
+def _call(order_id: str) -> ToolCall:
+    """One run's approved refund of the whole order, under that run's own key."""
+    return ToolCall(
+        operation_id=f"op_{uuid.uuid4().hex[:12]}",
+        principal=CUSTOMER,
+        arguments=RefundRequest(
+            order_id=order_id, amount=float(ORDER_AMOUNT), currency="EUR", reason="arrived late"
+        ),
+        idempotency_key=f"idem_{uuid.uuid4().hex}",
+        now=datetime.now(UTC),
+    )
+
+
+def _race(engine: Engine, order_id: str) -> list[ToolOutput | BaseException]:
+    calls = [_call(order_id), _call(order_id)]
+    barrier = threading.Barrier(len(calls))
+    outcomes: list[ToolOutput | BaseException] = [RuntimeError("not run")] * len(calls)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            outcomes[i] = CreateRefund().execute(engine, calls[i])
+        except BaseException as exc:  # reported below, per trial
+            outcomes[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return outcomes
+
+
+def _refunds(engine: Engine, order_id: str) -> tuple[int, Decimal]:
+    with engine.connect() as conn:
+        count, total = conn.execute(
+            select(func.count(), func.coalesce(func.sum(r.refunds.c.amount), 0)).where(
+                r.refunds.c.order_id == order_id
+            )
+        ).one()
+    return count, Decimal(str(total))
+
+
+def test_two_runs_refunding_one_order_at_once_pay_it_exactly_once(engine: Engine) -> None:
+    doubled, problems = 0, []
+    for trial in range(TRIALS):
+        order_id = _add_order(engine, trial)
+        outcomes = _race(engine, order_id)
+        count, total = _refunds(engine, order_id)
+        doubled += count > 1
+        errors = [o for o in outcomes if isinstance(o, BaseException)]
+        if errors:
+            problems.append(f"trial {trial}: raised {errors[0]!r}")
+            continue
+        statuses = sorted(o.status for o in outcomes if isinstance(o, ToolOutput))
+        if count != 1 or total != ORDER_AMOUNT or statuses != ["failed", "succeeded"]:
+            problems.append(f"trial {trial}: {count} refunds, {total} EUR, {statuses}")
+            continue
+        refused = next(o for o in outcomes if isinstance(o, ToolOutput) and o.status == "failed")
+        assert refused.error_code == "exceeds_refundable"
+        assert refused.error_message is not None
+        assert "42.50 EUR exceeds refundable 0.00 EUR left on" in refused.error_message
+    assert (doubled, problems) == (0, []), f"{doubled} of {TRIALS} trials double-refunded"

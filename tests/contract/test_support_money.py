@@ -1,0 +1,76 @@
+"""Refunds are stored exactly in their currency's minor unit, on every backend."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import insert, select
+from sqlalchemy.engine import Engine
+
+from activities.ledger import Ledger
+from activities.ports import ToolCall, ToolOutput
+from packs.support import records as r
+from packs.support.seed import PRINCIPALS, seed
+from packs.support.tools import RefundRequest
+from packs.support.write_tools import CreateRefund
+
+CUSTOMER = PRINCIPALS[0]
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    with Ledger.open(database_url) as ledger:
+        seed(ledger.engine)
+        yield ledger.engine
+
+
+def _order(engine: Engine, amount: str, currency: str) -> str:
+    order_id, at = f"ord_{uuid.uuid4().int % 10**9}", datetime(2026, 8, 1, tzinfo=UTC)
+    with engine.begin() as conn:
+        conn.execute(
+            insert(r.orders).values(
+                order_id=order_id,
+                tenant_id=CUSTOMER.tenant_id,
+                customer_id=CUSTOMER.user_id,
+                status="delivered",
+                amount=Decimal(amount),
+                currency=currency,
+                ordered_at=at,
+                promised_by=at,
+                delivered_at=at,
+                items="Lamp",
+            )
+        )
+    return order_id
+
+
+def _refund(engine: Engine, order_id: str, amount: float, currency: str) -> ToolOutput:
+    args = RefundRequest(order_id=order_id, amount=amount, currency=currency, reason="late")
+    call = ToolCall("op_1", CUSTOMER, args, f"idem_{uuid.uuid4().hex}", datetime.now(UTC))
+    return CreateRefund().execute(engine, call)
+
+
+def _stored(engine: Engine, order_id: str) -> list[Decimal]:
+    with engine.connect() as conn:
+        rows = conn.execute(select(r.refunds.c.amount).where(r.refunds.c.order_id == order_id))
+        return [Decimal(str(a)) for (a,) in rows]
+
+
+def test_a_refund_in_euro_is_stored_and_receipted_to_the_cent(engine: Engine) -> None:
+    order_id = _order(engine, "42.50", "EUR")
+    out = _refund(engine, order_id, 42.50, "EUR")
+    assert out.status == "succeeded" and out.output["amount"] == 42.5
+    assert _stored(engine, order_id) == [Decimal("42.50")]
+
+
+def test_a_refund_in_dinar_keeps_its_third_decimal(engine: Engine) -> None:
+    order_id = _order(engine, "10.000", "KWD")
+    assert _refund(engine, order_id, 0.125, "KWD").status == "succeeded"
+    assert _stored(engine, order_id) == [Decimal("0.125")]
+    over = _refund(engine, order_id, 9.876, "KWD")
+    assert over.error_code == "exceeds_refundable"
+    assert over.error_message == f"9.876 KWD exceeds refundable 9.875 KWD left on {order_id}"
