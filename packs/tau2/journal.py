@@ -14,6 +14,12 @@ idempotency key (unique), so:
 
 Failed writes are journalled too: a benchmark tool may change state before it raises, and the
 replay must reproduce exactly what happened.
+
+Two workers writing to one sandbox at once cannot both act on the same state: the row's key
+(sandbox, ordinal) makes the append conditional, so the one whose copy went stale while it
+computed loses the insert, drops its copy and computes again on the journal as it now stands (a
+benchmark's own checks, e.g. a balance, therefore always see every committed call). Sandboxes are
+per run, so this only happens when one run's activity is retried while its first attempt runs.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Literal, Protocol
 from pydantic import JsonValue
 from sqlalchemy import JSON, Column, Integer, MetaData, String, Table, func, insert, select
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
 
 __all__ = ["CallResult", "Journal", "JournalEntry", "SandboxEnvironment"]
 
@@ -44,6 +51,9 @@ JOURNAL = Table(
     Column("status", String(16), nullable=False),
     Column("output", JSON, nullable=False),
 )
+
+APPEND_ATTEMPTS = 3
+"""Appends lost to another worker before the conflict is left to the activity's retry."""
 
 CRASH_AFTER_WRITES_ENV = "AGENTLEDGER_CONFORMANCE_CRASH_AFTER_WRITES"
 """Fault injection for the crash tests: SIGKILL this process right after its k-th journal commit,
@@ -99,21 +109,34 @@ class Journal:
         self, engine: Engine, sandbox: str, key: str, tool: str, args: dict[str, JsonValue]
     ) -> CallResult:
         """Apply a call once: its journal row and its idempotency key commit together."""
-        with self._lock(sandbox):
-            done = self.lookup(engine, key)
-            if done is not None:
-                return done.result
-            env, ordinal = self._current(engine, sandbox)
-            try:
-                result = env.call(tool, args)
-                with engine.begin() as conn:
-                    _insert(conn, sandbox, ordinal + 1, key, tool, args, result)
-            except BaseException:
-                with self._guard:  # the copy may hold an effect that never committed
-                    self._cache.pop(sandbox, None)
-                raise
-            self._remember(sandbox, env, ordinal + 1)
-        self._maybe_crash()
+        for attempt in range(1, APPEND_ATTEMPTS + 1):
+            with self._lock(sandbox):
+                done = self.lookup(engine, key)
+                if done is not None:
+                    return done.result  # this key already ran, perhaps on another worker
+                try:
+                    result = self._append(engine, sandbox, key, tool, args)
+                except IntegrityError:
+                    if attempt == APPEND_ATTEMPTS:
+                        raise
+                    continue  # another worker appended first: look again, on its state
+            self._maybe_crash()
+            return result
+        raise AssertionError("unreachable")
+
+    def _append(
+        self, engine: Engine, sandbox: str, key: str, tool: str, args: dict[str, JsonValue]
+    ) -> CallResult:
+        env, ordinal = self._current(engine, sandbox)
+        try:
+            result = env.call(tool, args)
+            with engine.begin() as conn:
+                _insert(conn, sandbox, ordinal + 1, key, tool, args, result)
+        except BaseException:
+            with self._guard:  # the copy may hold an effect that never committed
+                self._cache.pop(sandbox, None)
+            raise
+        self._remember(sandbox, env, ordinal + 1)
         return result
 
     def lookup(self, engine: Engine, key: str) -> JournalEntry | None:

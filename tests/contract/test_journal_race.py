@@ -1,0 +1,73 @@
+"""Two workers appending to one sandbox's replay journal at once apply the calls one after the
+other: the (sandbox, ordinal) key makes an append conditional, and the loser computes again on
+the journal as it now stands. Each ``Journal`` stands for one worker process (its own cache and
+locks); the benchmark environment is a one-account bank whose check is the invariant."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from pydantic import JsonValue
+from sqlalchemy.engine import Engine
+
+from activities.ledger import Ledger
+from packs.tau2.journal import CallResult, Journal
+
+TRIALS = 30
+
+
+class Bank:
+    def __init__(self) -> None:
+        self.balance = 100
+
+    def call(self, tool: str, arguments: dict[str, JsonValue]) -> CallResult:
+        amount = arguments["amount"]
+        assert tool == "withdraw" and isinstance(amount, int)
+        if amount > self.balance:
+            return CallResult(status="failed", output=None, error="insufficient funds")
+        self.balance -= amount
+        return CallResult(status="succeeded", output=self.balance)
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    with Ledger.open(database_url) as ledger:
+        Journal.install(ledger.engine)
+        yield ledger.engine
+
+
+def _race(engine: Engine, sandbox: str) -> list[CallResult | BaseException]:
+    workers = [Journal(lambda _s: Bank()), Journal(lambda _s: Bank())]
+    barrier = threading.Barrier(len(workers))
+    outcomes: list[CallResult | BaseException] = [RuntimeError("not run")] * len(workers)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            key = f"idem_{uuid.uuid4().hex}"
+            outcomes[i] = workers[i].write(engine, sandbox, key, "withdraw", {"amount": 100})
+        except BaseException as exc:  # reported below, per trial
+            outcomes[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(workers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return outcomes
+
+
+def test_two_workers_withdrawing_everything_at_once_succeed_once(engine: Engine) -> None:
+    problems = []
+    for trial in range(TRIALS):
+        sandbox = f"tau2/retail/race/{trial}"
+        outcomes = _race(engine, sandbox)
+        shown = sorted(o.status if isinstance(o, CallResult) else repr(o)[:60] for o in outcomes)
+        balance = Journal(lambda _s: Bank()).rebuild(engine, sandbox)
+        assert isinstance(balance, Bank)
+        if shown != ["failed", "succeeded"] or balance.balance != 0:
+            problems.append(f"trial {trial}: {shown}, balance {balance.balance}")
+    assert problems == []
