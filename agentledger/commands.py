@@ -194,24 +194,27 @@ async def verify(settings: Settings, args: argparse.Namespace) -> int:
     runtime = _runtime(settings)
     stored = project(runtime.ledger.read(args.run_id))
     client = await connect(settings)
-    # A query is answered by a worker (replaying the history if the run has ended): bring one.
-    async with runtime.worker(client):
-        live = await client_ops.live_state(client, args.run_id)
+    # From the history alone: verify starts no worker, sends no query and executes no work.
+    live = await client_ops.recorded_state(client, args.run_id)
+    stuck = await client_ops.stuck_activity(client, args.run_id)
     ours, theirs = stored.model_dump(mode="json"), live.model_dump(mode="json")
-    if stored.last_seq < live.last_seq:
-        say(
-            f"note: the ledger holds events up to #{stored.last_seq}; the run is at "
-            f"#{live.last_seq} (unflushed events ride on the run's next activity)"
-        )
     differences = [key for key in ours if ours[key] != theirs.get(key)]
     for key in differences:
-        say(f"differs: {key}\n  ledger: {ours[key]}\n  live:   {theirs.get(key)}")
-    say(
-        "ledger projection matches the live state"
-        if not differences
-        else f"{len(differences)} field(s) differ"
-    )
-    return 0 if not differences else 1
+        say(f"differs: {key}\n  ledger:   {ours[key]}\n  temporal: {theirs.get(key)}")
+    if stored.last_seq < live.last_seq:
+        say(
+            f"note: the ledger holds events up to #{stored.last_seq}, Temporal up to "
+            f"#{live.last_seq} (the newest ride in an activity that has not committed yet)"
+        )
+    if stuck is not None:
+        say(f"stuck: {stuck}")
+    elif live.status == "new":
+        say("stuck: the run has recorded nothing yet")
+    if differences or stuck is not None or live.status == "new":
+        say(f"{len(differences)} field(s) differ" if differences else "the run does not match")
+        return 1
+    say("ledger projection matches the live state (as Temporal's history records it)")
+    return 0
 
 
 async def stop(settings: Settings, args: argparse.Namespace) -> int:
