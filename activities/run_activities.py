@@ -27,6 +27,7 @@ from activities.messages import (
     TokenUsage,
     ToolStepInput,
 )
+from activities.models import chosen_model
 from activities.ports import ModelClient, ToolCall, ToolImplementation, ToolOutput
 from domain.canonical import sha256_hex
 from domain.context import (
@@ -83,13 +84,8 @@ class RunActivities:
         pack = self._pack(params.work_order.pack)
         profile, override = pack.profile, params.work_order.model_override
         if override is not None:
-            if override.provider not in self._models:
-                raise ApplicationError(
-                    f"no model provider {override.provider!r} on this worker",
-                    type="UnknownModelProvider",
-                    non_retryable=True,
-                )
-            profile = profile.model_copy(update={"model": override})
+            # A provider configured on this worker, by name: never a run starter's URL or key.
+            profile = profile.model_copy(update={"model": chosen_model(override, self._models)})
         manifest = resolve_manifest(
             profile,
             attempt_id=f"{params.run_id}/{activity.info().workflow_run_id}",

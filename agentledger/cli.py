@@ -32,8 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the refund scenario end to end on the embedded stack")
     demo.add_argument("--request", default=DEFAULT_REQUEST)
     demo.add_argument("--user", default="usr_73")
-    _model_flags(demo)
-    sub.add_parser("dev", help="start the server and a worker, and keep them up")
+    _model_flags(demo, choose=True, register=True)
+    dev = sub.add_parser("dev", help="start the server and a worker, and keep them up")
+    _model_flags(dev, choose=False, register=True)
     sub.add_parser("worker", help="run a worker against the configured server (no server start)")
     sub.add_parser("seed", help="load the packs' sample system of record")
     run = sub.add_parser("run", help="start a run and print its id")
@@ -41,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("request")
     run.add_argument("--user", required=True)
     run.add_argument("--wait", action="store_true", help="wait until it ends or needs approval")
-    _model_flags(run)
+    _model_flags(run, choose=True, register=False)
     approve = sub.add_parser("approve", help="approve (or --reject) a pending action")
     approve.add_argument("run_id")
     approve.add_argument("approval_id")
@@ -76,17 +77,22 @@ def json_object(text: str) -> dict[str, object]:
     return value
 
 
-def _model_flags(parser: argparse.ArgumentParser) -> None:
+def _model_flags(parser: argparse.ArgumentParser, *, choose: bool, register: bool) -> None:
+    if choose:
+        parser.add_argument(
+            "--model",
+            metavar="NAME",
+            help="playbook (the offline scripted policy, the default) or a model provider "
+            "configured on the worker (AGENTLEDGER_MODEL_PROVIDERS)",
+        )
+    parser.add_argument("--model-name", help="one of the provider's models (default: its first)")
+    # Endpoints and key variables are the worker's to choose: on dev and demo these flags
+    # register provider `local` on this process's own worker; on `run` they get a refusal.
+    hidden = None if register else argparse.SUPPRESS
     parser.add_argument(
-        "--model",
-        choices=("playbook", "openai-compatible"),
-        default="playbook",
-        help="playbook: the offline scripted policy; openai-compatible: any "
-        "chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM)",
+        "--base-url", help=hidden or "register provider `local` on this worker at this endpoint"
     )
-    parser.add_argument("--base-url", help="the endpoint, e.g. http://127.0.0.1:8080/v1")
-    parser.add_argument("--model-name", default="gpt-4.1-mini")
-    parser.add_argument("--api-key-env", help="name of the variable holding the API key")
+    parser.add_argument("--api-key-env", help=hidden or "variable holding `local`'s API key")
 
 
 def _settings(args: argparse.Namespace) -> Settings:

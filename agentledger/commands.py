@@ -7,8 +7,9 @@ import asyncio
 import sys
 
 import orjson
+from pydantic import ValidationError
 
-from activities.models import openai_compatible_profile
+from activities.models import ProviderConfig
 from agentledger import client_ops
 from agentledger.app import Runtime, connect
 from agentledger.config import Settings
@@ -16,10 +17,12 @@ from agentledger.devserver import ensure_dev_server, stop_dev_server
 from agentledger.errors import ConfigError, NotFound
 from agentledger.render import packet_lines, timeline
 from domain.fold import project
-from domain.workorder import WorkOrder
+from domain.workorder import ModelOverride, WorkOrder
 from packs import UnknownPack, get_pack
 
 say = print
+LOCAL_PROVIDER = "local"
+LOCAL_MODEL = "gpt-4.1-mini"
 
 
 def _server(settings: Settings) -> None:
@@ -42,6 +45,7 @@ def _runtime(settings: Settings, *, seed: bool = False) -> Runtime:
 
 
 async def demo(settings: Settings, args: argparse.Namespace) -> int:
+    settings = _with_local_provider(settings, args)
     _server(settings)
     runtime = _runtime(settings, seed=True)
     say(f"· ledger: {_where(runtime)}")
@@ -85,6 +89,7 @@ def _print_run(runtime: Runtime, run_id: str) -> int:
 
 
 async def dev(settings: Settings, args: argparse.Namespace) -> int:
+    settings = _with_local_provider(settings, args)
     _server(settings)
     runtime = _runtime(settings, seed=True)
     client = await connect(settings)
@@ -112,6 +117,11 @@ async def seed(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def run(settings: Settings, args: argparse.Namespace) -> int:
+    if args.base_url or args.api_key_env:
+        raise ConfigError(
+            "a run names a model provider (--model NAME); its endpoint and key variable are "
+            "the worker's: AGENTLEDGER_MODEL_PROVIDERS, or `agentledger dev --base-url URL`"
+        )
     runtime = _runtime(settings)
     try:
         pack = get_pack(args.pack)
@@ -234,17 +244,31 @@ def _principal(runtime: Runtime, user_id: str):  # type: ignore[no-untyped-def]
 
 
 def _with_model(work_order: WorkOrder, args: argparse.Namespace) -> WorkOrder:
-    """Pin a real provider for this run when asked; the manifest freezes the choice."""
-    if args.model == "playbook":
+    """Name this run's model provider; the worker resolves the name (or refuses it) and the
+    manifest freezes the result."""
+    model = args.model or (LOCAL_PROVIDER if args.base_url else "playbook")
+    if model == "playbook":
         return work_order
+    choice = ModelOverride(provider=model, model=args.model_name)
+    return work_order.model_copy(update={"model_override": choice})
+
+
+def _with_local_provider(settings: Settings, args: argparse.Namespace) -> Settings:
+    """``--base-url`` on dev or demo: provider ``local`` on this process's own worker."""
     if not args.base_url:
-        raise ConfigError(
-            "--model openai-compatible needs --base-url, e.g. http://127.0.0.1:8080/v1"
-        )
-    profile = openai_compatible_profile(
-        args.base_url, args.model_name, api_key_env=args.api_key_env
-    )
-    return work_order.model_copy(update={"model_override": profile})
+        if args.api_key_env:
+            raise ConfigError("--api-key-env names the key of --base-url's endpoint; give both")
+        return settings
+    entry = {"base_url": args.base_url, "models": [args.model_name or LOCAL_MODEL]}
+    if args.api_key_env:
+        entry["api_key_env"] = args.api_key_env
+    try:
+        config = ProviderConfig.model_validate(entry)
+    except ValidationError as exc:
+        raise ConfigError(f"--base-url/--api-key-env: {exc.errors()[0]['msg']}") from None
+    say(f"· model provider {LOCAL_PROVIDER!r} on this worker: {args.base_url}")
+    providers = {**settings.model_providers, LOCAL_PROVIDER: config}
+    return settings.with_overrides(model_providers=providers)
 
 
 def _where(runtime: Runtime) -> str:

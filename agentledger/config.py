@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass, replace
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from activities.models import ProviderConfig, providers_from
 from agentledger.errors import ConfigError
+
+PROVIDERS_VARIABLE = "AGENTLEDGER_MODEL_PROVIDERS"
 
 
 @dataclass(frozen=True)
@@ -22,6 +28,9 @@ class Settings:
     demo_approver: str = "ops_lead_1"
     extra_packs: tuple[str, ...] = ()
     """``name=module:attribute`` entries: packs beyond the built-in ones (tests, user packs)."""
+    model_providers: Mapping[str, ProviderConfig] = field(default_factory=dict, hash=False)
+    """The model providers a run may name: endpoint, key variable and allowed models, set on
+    the worker (``AGENTLEDGER_MODEL_PROVIDERS``), never by whoever starts a run."""
 
     @property
     def ledger_url(self) -> str:
@@ -50,6 +59,23 @@ def _int(name: str, default: int) -> int:
         raise ConfigError(f"{name}={raw!r} is not a whole number") from None
 
 
+def model_providers(value: str | None) -> dict[str, ProviderConfig]:
+    """The provider table: inline JSON, or the path of a ``.json`` or ``.toml`` file."""
+    if not value or not value.strip():
+        return {}
+    try:
+        if value.lstrip().startswith("{"):
+            return providers_from(json.loads(value))
+        path = Path(value).expanduser()
+        text = path.read_text()
+        return providers_from(tomllib.loads(text) if path.suffix == ".toml" else json.loads(text))
+    except (OSError, ValueError) as exc:  # JSON and TOML decode errors are ValueErrors
+        raise ConfigError(
+            f"{PROVIDERS_VARIABLE}: {exc}. Expected {{name: {{kind, base_url, api_key_env, "
+            "models}} as JSON, or the path of such a .json/.toml file"
+        ) from None
+
+
 def from_environment() -> Settings:
     env = os.environ.get
     return Settings(
@@ -62,4 +88,5 @@ def from_environment() -> Settings:
         task_queue=env("AGENTLEDGER_TASK_QUEUE", "agentledger"),
         demo_approver=env("AGENTLEDGER_DEMO_APPROVER", "ops_lead_1"),
         extra_packs=tuple(p for p in env("AGENTLEDGER_PACKS", "").split(",") if p.strip()),
+        model_providers=model_providers(env(PROVIDERS_VARIABLE)),
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pydantic import Field, JsonValue
 
 from domain._model import Frozen
-from domain.model_profile import ModelProfile
 from domain.principal import Principal
 
 
@@ -32,6 +31,23 @@ class WorkGrant(Frozen):
     bounds: tuple[ArgumentBound, ...] = ()
 
 
+class ModelOverride(Frozen):
+    """The model a run asks for instead of its profile's: a provider configured on the worker,
+    by name, and one of the models it allows (``None``: its first). The endpoint, the key's
+    variable and the settings are the worker's, never the run starter's."""
+
+    provider: str
+    model: str | None = None
+    # Older work orders carried a whole ModelProfile, endpoint and key variable included. They
+    # still parse, so recorded histories replay; a new run carrying any of them is refused.
+    name: str | None = None
+    settings: dict[str, JsonValue] | None = None
+    encoding: str | None = None
+
+    def legacy_fields(self) -> list[str]:
+        return [f for f in ("name", "settings", "encoding") if getattr(self, f) is not None]
+
+
 class WorkOrder(Frozen):
     """A run's input. ``references`` are canonical ids the pack resolved from the request."""
 
@@ -42,9 +58,9 @@ class WorkOrder(Frozen):
     agent_profile_id: str
     references: dict[str, str] = Field(default_factory=dict)
     budget: Budget = Field(default_factory=Budget)
-    model_override: ModelProfile | None = None
-    """A model chosen for this run instead of the profile's (an endpoint, a model name and the
-    name of the variable holding its key — never the key itself). Frozen into the manifest."""
+    model_override: ModelOverride | None = None
+    """A configured model provider chosen for this run by name; resolved on the worker and
+    frozen into the manifest."""
     grants: tuple[WorkGrant, ...] | None = None
     """What this work order authorises, within the manifest's grants. ``None``: the manifest's
     grants alone. Set by whoever issues the work order, never by a model or a tool result."""

@@ -20,6 +20,7 @@ import httpx2
 import orjson
 
 from activities.mcp._errors import McpAuthRejected, McpContractError
+from activities.redaction import hold
 from domain.mcp import BearerToken, resource_covers
 
 _REFUSED = (401, 403)
@@ -57,6 +58,7 @@ def read_token(server: str, spec: BearerToken, audience: str, now: datetime) -> 
     token = os.environ.get(spec.token_env, "").strip()
     if not token:
         raise McpContractError(f"credential variable {spec.token_env} is not set")
+    hold(token)  # a server's error that quotes it is scrubbed
     if spec.format == "jwt":
         problem = jwt_claims_problem(token, audience, now)
         if problem is not None:

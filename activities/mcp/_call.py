@@ -40,6 +40,7 @@ from activities.mcp._errors import (
 )
 from activities.mcp._session import ElicitationLog, open_session, run_sync
 from activities.ports import ToolCall, ToolOutput
+from activities.redaction import redact
 from domain.canonical import canonical_json
 from domain.mcp import McpServerPin, McpToolResult
 from domain.tools import ToolContract
@@ -138,7 +139,10 @@ class McpToolImplementation:
         observation = McpToolResult(
             server=self._connection.name,
             tool=self._tool,
-            text="\n".join(p.text for p in result.content if isinstance(p, types.TextContent)),
+            # Scrubbed: an error (or a careless server) may quote a token this worker sent.
+            text=redact(
+                "\n".join(p.text for p in result.content if isinstance(p, types.TextContent))
+            ),
             structured=result.structured_content,
             other_parts=[p.type for p in result.content if not isinstance(p, types.TextContent)],
             elicitations=[_elicitation_record(request, action) for request, action in log],
@@ -174,6 +178,7 @@ def _elicitation_record(request: Any, action: str) -> dict[str, JsonValue]:
 
 
 def _failed(code: str, message: str) -> ToolOutput:
+    message = redact(message)
     return ToolOutput(
         status="failed",
         output={"error": code, "message": message},

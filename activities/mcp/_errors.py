@@ -13,19 +13,24 @@ whether another attempt can help::
           └── McpContractError           the contract itself is unusable (bad env name): final
 
 A tool that runs and reports ``isError`` is not an exception: it is a failed ``ToolOutput``
-(``mcp_tool_error``), distinct from a JSON-RPC error (``mcp_protocol_error``).
+(``mcp_tool_error``), distinct from a JSON-RPC error (``mcp_protocol_error``). Every message is
+scrubbed of the secrets the worker holds (tokens, credential variables) as it is built.
 """
 
 from __future__ import annotations
 
 from temporalio.exceptions import ApplicationError
 
+from activities.redaction import redact
+
 
 class McpClientError(ApplicationError):
     retryable = False
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, type=type(self).__name__, non_retryable=not self.retryable)
+        super().__init__(
+            redact(message), type=type(self).__name__, non_retryable=not self.retryable
+        )
 
 
 class McpServerUnavailable(McpClientError):

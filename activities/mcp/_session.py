@@ -25,6 +25,7 @@ from activities.mcp._errors import (
     McpServerIdentityMismatch,
     McpServerUnavailable,
 )
+from activities.redaction import hold
 from domain.elicitation import ElicitationRequest
 from domain.mcp import McpConnectionContract, StdioTransport
 
@@ -44,6 +45,7 @@ def server_env(transport: StdioTransport, credential_env: tuple[str, ...]) -> di
     missing = [name for name in credential_env if name not in os.environ]
     if missing:
         raise McpContractError(f"credential variables not set: {', '.join(missing)}")
+    hold(*(os.environ[name] for name in credential_env))
     names = (*transport.env_allow, *credential_env)
     return {name: os.environ[name] for name in names if name in os.environ}
 

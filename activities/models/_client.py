@@ -19,6 +19,7 @@ from activities.models._parse import parse_reply
 from activities.models._render import chat_request
 from activities.models._settings import ProviderSettings
 from activities.ports import ModelReply
+from activities.redaction import redact_bytes
 from domain.context import ContextPacket
 from domain.manifest import ModelProfile
 
@@ -49,7 +50,8 @@ class OpenAICompatibleClient:
             raise transport_error(exc, url) from None
         if not response.is_success:
             raise status_error(response, url)
-        return parse_reply(response.content, estimated_input=packet.total_tokens)
+        # A reply quoting the key would carry it into a decision, an event and the ledger.
+        return parse_reply(redact_bytes(response.content), estimated_input=packet.total_tokens)
 
     def close(self) -> None:
         with self._lock:

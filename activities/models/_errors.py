@@ -14,7 +14,8 @@ another attempt can help::
 
 A reply that arrives but is not a valid decision is not an error: it is returned as output and
 becomes a ``DecisionRejected`` event, so the model can be told and the run's budget bounds it.
-Messages quote at most a short excerpt of a response body and never a request header.
+Messages quote at most a short excerpt of a response body, scrubbed of every secret the worker
+holds (a 401 often echoes the key it was sent), and never a request header.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from datetime import timedelta
 
 import httpx
 from temporalio.exceptions import ApplicationError
+
+from activities.redaction import redact
 
 _RETRYABLE_4XX = frozenset({408, 409, 429})
 _EXCERPT = 300
@@ -36,8 +39,9 @@ def config_error(message: str) -> ApplicationError:
 def status_error(response: httpx.Response, url: str) -> ApplicationError:
     """One mapping from an HTTP status to a typed, retryable or final failure."""
     status = response.status_code
-    excerpt = response.text[:_EXCERPT].replace("\n", " ")
-    message = f"model provider at {url} answered HTTP {status}: {excerpt}"
+    # Scrubbed before it is cut, so no prefix of a key survives at the excerpt's end.
+    excerpt = redact(response.text)[:_EXCERPT].replace("\n", " ")
+    message = redact(f"model provider at {url} answered HTTP {status}: {excerpt}")
     if status == 429:
         return ApplicationError(
             message,
@@ -52,10 +56,11 @@ def status_error(response: httpx.Response, url: str) -> ApplicationError:
 def transport_error(exc: httpx.TransportError, url: str) -> ApplicationError:
     if isinstance(exc, httpx.TimeoutException):
         return ApplicationError(
-            f"model provider at {url} timed out ({type(exc).__name__})", type="ModelTimeout"
+            redact(f"model provider at {url} timed out ({type(exc).__name__})"),
+            type="ModelTimeout",
         )
     return ApplicationError(
-        f"model provider at {url} is unreachable ({type(exc).__name__}: {exc})",
+        redact(f"model provider at {url} is unreachable ({type(exc).__name__}: {exc})"),
         type="ModelUnavailable",
     )
 

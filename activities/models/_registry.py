@@ -1,7 +1,9 @@
 """Model providers by name, and a helper to build an ``openai_compatible`` profile.
 
 ``playbook`` (the offline default) comes from the support pack; this module adds the real
-providers. A run picks one through the ``provider`` of the ModelProfile frozen in its manifest.
+providers: ``openai_compatible`` for profiles a pack itself defines, and one client per provider
+configured on the worker, the only ones a work order may name. The manifest's frozen
+ModelProfile names the provider that decides.
 """
 
 from __future__ import annotations
@@ -12,18 +14,26 @@ from collections.abc import Mapping
 from pydantic import JsonValue
 
 from activities.models._client import OpenAICompatibleClient
+from activities.models._providers import ConfiguredProvider, ProviderConfig
 from activities.models._settings import ProviderSettings
 from activities.ports import ModelClient
+from activities.redaction import hold
 from domain.manifest import ModelProfile
 
 OPENAI_COMPATIBLE = "openai_compatible"
 
 
 def model_clients(settings_like: object = None) -> dict[str, ModelClient]:
-    """The real providers. ``settings_like`` may carry ``environ`` (where API keys are read)."""
+    """The real providers. ``settings_like`` may carry ``environ`` (where API keys are read)
+    and ``model_providers`` (the worker's table of configured providers)."""
     environ = getattr(settings_like, "environ", None)
     source: Mapping[str, str] = environ if isinstance(environ, Mapping) else os.environ
-    return {OPENAI_COMPATIBLE: OpenAICompatibleClient(environ=source)}
+    table: Mapping[str, ProviderConfig] = getattr(settings_like, "model_providers", None) or {}
+    client = OpenAICompatibleClient(environ=source)
+    # Every configured key is scrubbed from error text from the start, used yet or not.
+    hold(*(source.get(c.api_key_env) for c in table.values() if c.api_key_env))
+    configured = {name: ConfiguredProvider(name, c, client) for name, c in table.items()}
+    return {OPENAI_COMPATIBLE: client, **configured}
 
 
 def openai_compatible_profile(

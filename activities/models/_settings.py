@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from activities.models._errors import config_error
+from activities.redaction import hold
 from domain.manifest import ModelProfile
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
@@ -59,6 +60,7 @@ class ProviderSettings(BaseModel):
                 f"environment variable {self.api_key_env} (named by the model profile's "
                 "api_key_env) is not set on this worker"
             )
+        hold(key)  # whatever a provider echoes back is scrubbed of it
         if self.api_key_header.lower() == "authorization":
             return {"Authorization": f"Bearer {key}"}
         return {self.api_key_header: key}

@@ -2,7 +2,8 @@
 
 Real sockets on 127.0.0.1 (no mock transport): the client under test opens connections, sends
 JSON and reads status codes, headers and bodies exactly as it would from a provider. Each request
-pops the next scripted reply; every request is recorded for assertions.
+pops the next scripted reply; every request is recorded for assertions. ``ECHO`` in a reply's
+body is replaced by the request's Authorization header, as careless providers echo a bad key.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+ECHO = "<<authorization>>"
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,8 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             recorded = Recorded(self.path, dict(self.headers.items()), json.loads(raw or b"{}"))
             reply = server._next(recorded)
             time.sleep(reply.delay)
-            payload = reply.payload()
+            echoed = recorded.headers.get("Authorization", "")
+            payload = reply.payload().replace(ECHO.encode(), echoed.encode())
             try:
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")

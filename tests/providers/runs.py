@@ -1,7 +1,9 @@
-"""A worker whose support pack decides with a given model profile, for end-to-end provider runs.
+"""Workers for end-to-end provider runs.
 
-Same workflow, activities and sandbox settings as ``Runtime.worker``; only the pack's profile
-(and so the manifest's frozen ModelProfile) and the installed model clients differ.
+``provider_harness``: the support pack decides with a given model profile (same workflow,
+activities and sandbox settings as ``Runtime.worker``; only the pack's profile and the installed
+model clients differ). ``configured_harness``: ``Runtime.worker`` itself, with model providers
+configured on it, for runs that choose one by name.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.models import ProviderConfig
 from activities.ports import ModelClient
 from activities.run_activities import RunActivities
 from agentledger import client_ops
@@ -24,7 +27,7 @@ from agentledger.config import Settings
 from agentledger.devserver import DevServer
 from domain.events import RunEvent
 from domain.manifest import ModelProfile
-from domain.workorder import Budget
+from domain.workorder import Budget, ModelOverride
 from packs import Pack, get_pack
 from tests._temporal import Harness
 from workflows import AgentRunWorkflow
@@ -89,3 +92,34 @@ async def run_to_end(
             return await harness.finish(handle.id)
         for approval_id in list(state.pending_approvals):
             await harness.decide(handle.id, approval_id, "ops_lead_1", approve=approve)
+
+
+@asynccontextmanager
+async def configured_harness(
+    server: DevServer,
+    database_url: str,
+    data_dir: Path,
+    providers: Mapping[str, ProviderConfig],
+) -> AsyncIterator[Harness]:
+    """The real runtime's worker, with these model providers configured on it."""
+    settings = Settings(
+        data_dir=data_dir,
+        database_url=database_url,
+        temporal_address=server.address,
+        task_queue=f"providers-{uuid.uuid4().hex[:10]}",
+        model_providers=providers,
+    )
+    runtime = Runtime.open(settings)
+    runtime.seed()
+    client = await connect(settings)
+    async with runtime.worker(client):
+        yield Harness(runtime, client, settings)
+    runtime.ledger.engine.dispose()
+
+
+async def run_choosing(harness: Harness, choice: ModelOverride) -> list[RunEvent]:
+    """The refund request, asking for ``choice`` as its model; the log once it has ended."""
+    work_order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
+    work_order = work_order.model_copy(update={"model_override": choice})
+    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    return await harness.finish(handle.id)
