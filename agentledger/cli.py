@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
+import os
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from agentledger import commands
 from agentledger.config import Settings, from_environment
@@ -139,5 +141,20 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def entrypoint() -> NoReturn:
+    """The console script: run, flush, and leave without interpreter finalisation.
+
+    Temporal's Rust core runtime is torn down by the interpreter's finalisers, and now and then
+    that aborts the process (``Fatal Python error: PyGILState_Release``, exit 134) after the
+    command has already succeeded: an exit code that says the opposite of what happened. The
+    command's work is done and its output flushed here, so nothing is lost by skipping it.
+    """
+    code = main()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entrypoint()
