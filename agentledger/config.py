@@ -17,6 +17,21 @@ PROVIDERS_VARIABLE = "AGENTLEDGER_MODEL_PROVIDERS"
 
 
 @dataclass(frozen=True)
+class TemporalSecurity:
+    """How clients and workers prove themselves to a Temporal frontend that is not open to all:
+    TLS (a private CA, mutual TLS with a client certificate) and/or an API key read from the
+    named variable. Production should close the frontend: whoever reaches it can start runs and
+    send updates."""
+
+    tls: bool = False
+    ca_cert: Path | None = None
+    client_cert: Path | None = None
+    client_key: Path | None = None
+    server_name: str | None = None
+    api_key_env: str | None = None
+
+
+@dataclass(frozen=True)
 class Settings:
     data_dir: Path = Path(".agentledger")
     database_url: str | None = None
@@ -28,6 +43,7 @@ class Settings:
     demo_approver: str = "ops_lead_1"
     extra_packs: tuple[str, ...] = ()
     """``name=module:attribute`` entries: packs beyond the built-in ones (tests, user packs)."""
+    temporal_security: TemporalSecurity = field(default_factory=TemporalSecurity)
     model_providers: Mapping[str, ProviderConfig] = field(default_factory=dict, hash=False)
     """The model providers a run may name: endpoint, key variable and allowed models, set on
     the worker (``AGENTLEDGER_MODEL_PROVIDERS``), never by whoever starts a run."""
@@ -76,6 +92,27 @@ def model_providers(value: str | None) -> dict[str, ProviderConfig]:
         ) from None
 
 
+def temporal_security(env: Mapping[str, str]) -> TemporalSecurity:
+    def path(name: str) -> Path | None:
+        raw = env.get(f"AGENTLEDGER_TEMPORAL_{name}")
+        return Path(raw).expanduser() if raw else None
+
+    security = TemporalSecurity(
+        ca_cert=path("TLS_CA"),
+        client_cert=path("TLS_CERT"),
+        client_key=path("TLS_KEY"),
+        server_name=env.get("AGENTLEDGER_TEMPORAL_TLS_SERVER_NAME") or None,
+        api_key_env=env.get("AGENTLEDGER_TEMPORAL_API_KEY_ENV") or None,
+    )
+    if (security.client_cert is None) != (security.client_key is None):
+        raise ConfigError(
+            "AGENTLEDGER_TEMPORAL_TLS_CERT and AGENTLEDGER_TEMPORAL_TLS_KEY go together (mTLS)"
+        )
+    wanted = env.get("AGENTLEDGER_TEMPORAL_TLS", "").lower() in ("1", "true", "yes")
+    implied = any((security.ca_cert, security.client_cert, security.server_name))
+    return replace(security, tls=wanted or implied or security.api_key_env is not None)
+
+
 def from_environment() -> Settings:
     env = os.environ.get
     return Settings(
@@ -88,5 +125,6 @@ def from_environment() -> Settings:
         task_queue=env("AGENTLEDGER_TASK_QUEUE", "agentledger"),
         demo_approver=env("AGENTLEDGER_DEMO_APPROVER", "ops_lead_1"),
         extra_packs=tuple(p for p in env("AGENTLEDGER_PACKS", "").split(",") if p.strip()),
+        temporal_security=temporal_security(os.environ),
         model_providers=model_providers(env(PROVIDERS_VARIABLE)),
     )
