@@ -14,7 +14,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Dialect
 
-from activities.ledger._tables import insert_for, run_events
+from activities._sql import insert_for
+from activities.ledger._tables import run_events
 
 COLUMNS = tuple(column.name for column in run_events.c)
 """The order of an encoded row (see ``_codec.encode_event``)."""

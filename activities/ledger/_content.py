@@ -14,11 +14,11 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import Table, select
 
+from activities._sql import insert_for
 from activities.ledger._base import LedgerBase
 from activities.ledger._codec import check_ids, encode_body
 from activities.ledger._tables import (
     context_packets,
-    insert_for,
     manifests,
     principals,
     tool_outputs,

@@ -16,8 +16,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, bindparam, case, exists, select, update
 
+from activities._sql import insert_for
 from activities.ledger._codec import clean_text
-from activities.ledger._tables import approvals, insert_for, receipts, runs
+from activities.ledger._tables import approvals, receipts, runs
 from domain.events import (
     ApprovalExpired,
     ApprovalGranted,

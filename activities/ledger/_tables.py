@@ -12,7 +12,6 @@ the other.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -29,8 +28,6 @@ from sqlalchemy import (
     TypeDecorator,
 )
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -170,12 +167,3 @@ receipts = Table(
     Column("seq", Integer, nullable=False),
     PrimaryKeyConstraint("run_id", "operation_id", name="pk_receipts"),
 )
-
-
-def insert_for(dialect_name: str, table: Table) -> Any:
-    """The dialect's INSERT, which knows ``ON CONFLICT`` (both backends spell it the same)."""
-    if dialect_name == "postgresql":
-        return postgresql_insert(table)
-    if dialect_name == "sqlite":
-        return sqlite_insert(table)
-    raise ValueError(f"unsupported dialect {dialect_name}")

@@ -14,8 +14,9 @@ from typing import Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Connection, bindparam, delete, insert, select, text
+from sqlalchemy import Connection, bindparam, select, text
 
+from activities._sql import insert_missing, upsert
 from activities.memory import _persist as db
 from activities.memory._tables import FTS_TABLE, NO_USER, cache, derivations, records, summaries
 from activities.retrieval._terms import aware, fts5_query, query_terms, tsquery, utc
@@ -125,18 +126,16 @@ def store(
     expiries = [aware(h.item.expires_at) for h in found.hits if h.item.expires_at is not None]
     valid_until = min([now + CACHE_TTL, *[e for e in expiries if e is not None]])
     sources = {h.item.id for h in found.hits} | {o.memory_id for o in found.omitted}
-    conn.execute(delete(derivations).where(derivations.c.artifact == f"cache:{key}"))
-    conn.execute(delete(cache).where(cache.c.cache_key == key))
-    conn.execute(
-        insert(cache).values(
-            cache_key=key,
-            tenant_id=principal.tenant_id,
-            user_id=principal.user_id,
-            payload=found.model_dump(mode="json", exclude={"from_cache"}),
-            created_at=utc(now),
-            valid_until=utc(valid_until),
-        )
-    )
+    # Upserts: readers that miss the same key at once each store the (identical) result.
+    row = {
+        "cache_key": key,
+        "tenant_id": principal.tenant_id,
+        "user_id": principal.user_id,
+        "payload": found.model_dump(mode="json", exclude={"from_cache"}),
+        "created_at": utc(now),
+        "valid_until": utc(valid_until),
+    }
+    upsert(conn, cache, row, ["cache_key"])
     _derive(conn, f"cache:{key}", sources)
     if found.profile is not None:
         _store_summary(conn, principal, now, found.profile)
@@ -146,26 +145,22 @@ def _store_summary(
     conn: Connection, principal: Principal, now: datetime, profile: ProfileSummary
 ) -> None:
     summary_id = profile.item.id
-    conn.execute(delete(derivations).where(derivations.c.artifact == f"summary:{summary_id}"))
-    conn.execute(delete(summaries).where(summaries.c.summary_id == summary_id))
-    conn.execute(
-        insert(summaries).values(
-            summary_id=summary_id,
-            tenant_id=principal.tenant_id,
-            user_id=principal.user_id,
-            payload=profile.model_dump(mode="json"),
-            built_at=utc(now),
-        )
-    )
+    row = {
+        "summary_id": summary_id,
+        "tenant_id": principal.tenant_id,
+        "user_id": principal.user_id,
+        "payload": profile.model_dump(mode="json"),
+        "built_at": utc(now),
+    }
+    upsert(conn, summaries, row, ["summary_id"])
     _derive(conn, f"summary:{summary_id}", set(profile.derived_from))
 
 
 def _derive(conn: Connection, artifact: str, memory_ids: set[str]) -> None:
-    if memory_ids:
-        conn.execute(
-            insert(derivations),
-            [{"artifact": artifact, "memory_id": m} for m in sorted(memory_ids)],
-        )
+    """Record what ``artifact`` derives from. The key (artifact, inputs) names the content, so
+    the same derivation stored twice is one; purges delete by memory id."""
+    rows = [{"artifact": artifact, "memory_id": m} for m in sorted(memory_ids)]
+    insert_missing(conn, derivations, rows)
 
 
 def _recent(conn: Connection, principal: Principal, limit: int) -> list[tuple[MemoryRecord, float]]:
