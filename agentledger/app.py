@@ -103,6 +103,7 @@ class Runtime:
             ],
             activity_executor=ThreadPoolExecutor(max_workers=max_concurrent),
             max_concurrent_activities=max_concurrent,
+            max_cached_workflows=self.settings.max_cached_runs,
             workflow_runner=SandboxedWorkflowRunner(
                 restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
             ),
