@@ -138,14 +138,17 @@ def test_a_stdio_server_sees_no_parent_secrets(
     assert set(seen) <= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LC_CTYPE"}
 
 
-def test_a_named_credential_reaches_the_server_but_never_the_contract(
+def test_a_named_credential_reaches_the_server_but_never_the_contract_or_the_result(
     stdio_contract: McpConnectionContract, engine: Engine, parent_secret: str
 ) -> None:
     with_credential = stdio_contract.model_copy(update={"credential_env": (SECRET_NAME,)})
 
     out = call(builder(with_credential)("get-env"), engine)
 
-    assert json.loads(str(out.output["text"]))[SECRET_NAME] == parent_secret
+    # The server echoed exactly the secret (only that value is scrubbed to the marker), and the
+    # echo was scrubbed before it became a tool result.
+    assert json.loads(str(out.output["text"]))[SECRET_NAME] == "[redacted]"
+    assert parent_secret not in json.dumps(out.output)
     assert parent_secret not in with_credential.model_dump_json()
 
 
