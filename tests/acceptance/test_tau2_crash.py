@@ -85,6 +85,7 @@ async def test_a_worker_killed_after_a_committed_write_duplicates_nothing(
 ) -> None:
     register_conformance_packs()
     runtime = Runtime.open(settings)
+    runtime.seed()  # the directory the runs' requesters and approvers are checked against
     client = await connect(settings)
     runs = specs("retail", _with_writes("retail", 2, 3), "approve") + specs(
         "airline", _with_writes("airline", 2, 2), "approve"
