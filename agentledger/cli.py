@@ -4,48 +4,80 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from agentledger import commands
-from agentledger.config import Settings, from_environment
-from agentledger.docs_command import add_docs_parser, docs_add
 from agentledger.errors import AgentLedgerError
+
+if TYPE_CHECKING:
+    from agentledger.config import Settings
+
+# Commands import the runtime (Temporal, SQLAlchemy, pydantic models) only once the arguments
+# are parsed: `--help` and a usage error cost no more than argparse.
+_COMMANDS = {
+    **{
+        name: f"agentledger.commands:{name}"
+        for name in ("demo", "dev", "worker", "seed", "run", "approve", "show", "approvals")
+    },
+    "verify": "agentledger.commands:verify",
+    "stop": "agentledger.commands:stop",
+    "docs": "agentledger.docs_command:docs_add",
+}
 
 DEFAULT_REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agentledger", description=__doc__)
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    parser.add_argument("--data-dir", type=Path, help="embedded stack data (AGENTLEDGER_DATA_DIR)")
-    parser.add_argument("--database-url", help="ledger database (AGENTLEDGER_DATABASE_URL)")
+def _global_flags(parser: argparse.ArgumentParser, default: Any) -> None:
+    """The flags every command takes, before or after its name. On the subcommands they default
+    to SUPPRESS, so a flag given before the command is not reset by the subparser."""
+    parser.add_argument("--debug", action="store_true", default=default, help="show tracebacks")
+    parser.add_argument(
+        "--data-dir", type=Path, default=default, help="embedded stack data (AGENTLEDGER_DATA_DIR)"
+    )
+    parser.add_argument(
+        "--database-url", default=default, help="ledger database (AGENTLEDGER_DATABASE_URL)"
+    )
     parser.add_argument(
         "--temporal-address",
+        default=default,
         help="use this Temporal server instead of the embedded one (AGENTLEDGER_TEMPORAL_ADDRESS)",
     )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agentledger", description=__doc__)
+    _global_flags(parser, None)
+    parser.set_defaults(debug=False)
+    # Shared by every subcommand (argparse shares the action objects too: never set_defaults
+    # for these on a subparser, it would change them for all).
+    common = argparse.ArgumentParser(add_help=False)
+    _global_flags(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = sub.add_parser("demo", help="run the refund scenario end to end on the embedded stack")
+    def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], **kwargs)
+
+    demo = command("demo", help="run the refund scenario end to end on the embedded stack")
     demo.add_argument("--request", default=DEFAULT_REQUEST)
     demo.add_argument("--user", default="usr_73")
     _model_flags(demo, choose=True, register=True)
-    dev = sub.add_parser("dev", help="start the server and a worker, and keep them up")
+    dev = command("dev", help="start the server and a worker, and keep them up")
     _model_flags(dev, choose=False, register=True)
-    sub.add_parser("worker", help="run a worker against the configured server (no server start)")
-    sub.add_parser("seed", help="load the packs' sample system of record")
-    run = sub.add_parser("run", help="start a run and print its id")
+    command("worker", help="run a worker against the configured server (no server start)")
+    command("seed", help="load the packs' sample system of record")
+    run = command("run", help="start a run and print its id")
     run.add_argument("pack")
     run.add_argument("request")
     run.add_argument("--user", required=True)
     run.add_argument("--wait", action="store_true", help="wait until it ends or needs approval")
     _model_flags(run, choose=True, register=False)
-    approve = sub.add_parser("approve", help="approve (or --reject) a pending action")
+    approve = command("approve", help="approve (or --reject) a pending action")
     approve.add_argument("run_id")
     approve.add_argument("approval_id")
     approve.add_argument("--as", dest="principal", required=True)
@@ -54,18 +86,38 @@ def _parser() -> argparse.ArgumentParser:
     approve.add_argument(
         "--content", type=json_object, help="JSON answer to a tool server's elicitation request"
     )
-    show = sub.add_parser("show", help="a run's timeline and state, from the ledger")
+    show = command("show", help="a run's timeline and state, from the ledger")
     show.add_argument("run_id", nargs="?")
     show.add_argument("--json", action="store_true", help="emit the events as JSON lines")
     show.add_argument("--packets", action="store_true", help="print each context packet")
     show.add_argument("--list", action="store_true", help="list recent runs")
-    sub.add_parser("approvals", help="the pending approvals inbox")
-    verify = sub.add_parser("verify", help="compare the ledger's projection with the live run")
+    command("approvals", help="the pending approvals inbox")
+    verify = command("verify", help="compare the ledger's projection with the live run")
     verify.add_argument("run_id")
-    add_docs_parser(sub)
-    stop = sub.add_parser("stop", help="stop the embedded Temporal server")
-    stop.set_defaults(temporal_address=None)
+    _docs_parser(command("docs", help="versioned policy documents for retrieval"))
+    command("stop", help="stop the embedded Temporal server")
     return parser
+
+
+def _docs_parser(docs: argparse.ArgumentParser) -> None:
+    verbs = docs.add_subparsers(dest="docs_command", required=True, metavar="VERB")
+    add = verbs.add_parser("add", help="load a Markdown file as one document revision")
+    add.add_argument("file", type=Path)
+    add.add_argument("--id", dest="document_id", required=True, help="e.g. returns-2026-08")
+    add.add_argument("--revision", required=True, help="e.g. v2")
+    add.add_argument("--tenant", default="*", help="tenant id (default '*': every tenant)")
+    add.add_argument("--effective-from", type=_aware, help="ISO date or time (default: now)")
+    add.add_argument(
+        "--approve-as", help="approve the revision as this principal (role policy_approver)"
+    )
+
+
+def _aware(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO date or time") from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def json_object(text: str) -> dict[str, object]:
@@ -98,6 +150,8 @@ def _model_flags(parser: argparse.ArgumentParser, *, choose: bool, register: boo
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from agentledger.config import from_environment
+
     return from_environment().with_overrides(
         data_dir=args.data_dir,
         database_url=args.database_url,
@@ -105,25 +159,15 @@ def _settings(args: argparse.Namespace) -> Settings:
     )
 
 
-_COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]] = {
-    "demo": commands.demo,
-    "dev": commands.dev,
-    "worker": commands.worker,
-    "seed": commands.seed,
-    "run": commands.run,
-    "approve": commands.approve,
-    "show": commands.show,
-    "approvals": commands.approvals,
-    "verify": commands.verify,
-    "stop": commands.stop,
-    "docs": docs_add,
-}
+def _command(name: str) -> Any:
+    module, function = _COMMANDS[name].split(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return asyncio.run(_COMMANDS[args.command](_settings(args), args))
+        return int(asyncio.run(_command(args.command)(_settings(args), args)))
     except AgentLedgerError as exc:
         if args.debug:
             raise

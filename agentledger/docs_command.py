@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from activities.ledger import Ledger
 from activities.ledger._engine import build_engine
 from activities.retrieval import (
     GLOBAL_TENANT,
@@ -21,36 +21,33 @@ from activities.retrieval import (
     install,
 )
 from agentledger.config import Settings
-from agentledger.errors import ConfigError, NotFound
+from agentledger.errors import ConfigError, NotFound, Refused
+from domain.principal import tenant_covers
 
 say = print
 
 
-def add_docs_parser(subparsers: Any) -> None:
-    """Register ``docs add`` on the CLI's subparsers."""
-    docs = subparsers.add_parser("docs", help="versioned policy documents for retrieval")
-    verbs = docs.add_subparsers(dest="docs_command", required=True, metavar="VERB")
-    add = verbs.add_parser("add", help="load a Markdown file as one document revision")
-    add.add_argument("file", type=Path)
-    add.add_argument("--id", dest="document_id", required=True, help="e.g. returns-2026-08")
-    add.add_argument("--revision", required=True, help="e.g. v2")
-    add.add_argument("--tenant", default=GLOBAL_TENANT, help="tenant id ('*': every tenant)")
-    add.add_argument("--effective-from", type=_aware, help="ISO date or time (default: now)")
-    add.add_argument("--approve-as", help="approve the revision as this principal")
+POLICY_APPROVER_ROLE = "policy_approver"
 
 
-def _aware(text: str) -> datetime:
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO date or time") from None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+def _policy_approver(settings: Settings, user_id: str, tenant_id: str) -> str:
+    """The directory's id of someone who may approve a policy revision for ``tenant_id``."""
+    with Ledger.open(settings.ledger_url) as ledger:
+        found = ledger.get_principal(user_id)
+    if found is None:
+        raise Refused(f"{user_id!r} is not in the directory (`agentledger seed` loads samples)")
+    if not found.has_role(POLICY_APPROVER_ROLE):
+        raise Refused(f"{found.user_id} lacks the {POLICY_APPROVER_ROLE} role")
+    if tenant_id != GLOBAL_TENANT and not tenant_covers(found.tenant_id, tenant_id):
+        raise Refused(f"{found.user_id} cannot approve policies for tenant {tenant_id}")
+    return found.user_id
 
 
 async def docs_add(settings: Settings, args: argparse.Namespace) -> int:
     path: Path = args.file
     if not path.is_file():
         raise NotFound(f"no such file {path}")
+    approver = args.approve_as and _policy_approver(settings, args.approve_as, args.tenant)
     now = datetime.now(UTC)
     engine = build_engine(settings.ledger_url)
     try:
@@ -63,7 +60,7 @@ async def docs_add(settings: Settings, args: argparse.Namespace) -> int:
             tenant_id=args.tenant,
             effective_from=args.effective_from or now,
             now=now,
-            approved_by=args.approve_as,
+            approved_by=approver or None,
         )
     except (RetrievalError, ValueError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc

@@ -34,7 +34,7 @@ PRINCIPALS = (
     Principal(
         user_id="ops_lead_1",
         tenant_id=TENANT,
-        roles=frozenset({"approver", "support_agent"}),
+        roles=frozenset({"approver", "policy_approver", "support_agent"}),
         display_name="Priya Natarajan",
     ),
     Principal(
@@ -46,7 +46,7 @@ PRINCIPALS = (
     Principal(
         user_id="ops_globex",
         tenant_id="globex",
-        roles=frozenset({"approver"}),
+        roles=frozenset({"approver", "policy_approver"}),
         display_name="Globex approver",
     ),
 )

@@ -2,31 +2,57 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from activities.ledger import Ledger
 from activities.ledger._engine import build_engine
 from activities.retrieval import SqlRetriever
+from agentledger.cli import _parser
 from agentledger.config import Settings
-from agentledger.docs_command import add_docs_parser, docs_add
-from agentledger.errors import ConfigError
+from agentledger.docs_command import docs_add
+from agentledger.errors import ConfigError, Refused
+from packs.support.seed import PRINCIPALS
 
 POLICY = "# Warranty\n## Defects {#defects}\nDefective items are replaced within two years.\n"
 
 
 def run(database_url: str, *argv: str) -> int:
-    parser = argparse.ArgumentParser()
-    add_docs_parser(parser.add_subparsers(dest="command"))
-    return asyncio.run(docs_add(Settings(database_url=database_url), parser.parse_args(argv)))
+    args = _parser().parse_args(argv)
+    return asyncio.run(docs_add(Settings(database_url=database_url), args))
+
+
+@pytest.fixture
+def directory(database_url: str) -> str:
+    with Ledger.open(database_url) as ledger:
+        for principal in PRINCIPALS:
+            ledger.put_principal(principal)
+    return database_url
+
+
+@pytest.mark.parametrize(
+    ("who", "problem"),
+    [("nobody_at_all", "not in the directory"), ("agent_2", "lacks the policy_approver")],
+)
+def test_only_a_policy_approver_can_approve_a_revision(
+    directory: str, tmp_path: Path, who: str, problem: str
+) -> None:
+    path = tmp_path / "warranty.md"
+    path.write_text(POLICY, encoding="utf-8")
+    add = ("docs", "add", str(path), "--id", "warranty-2026", "--revision", "v1")
+    with pytest.raises(Refused, match=problem):
+        run(directory, *add, "--approve-as", who)
+    with pytest.raises(Refused, match="cannot approve policies for tenant acme"):
+        run(directory, *add, "--tenant", "acme", "--approve-as", "ops_globex")
 
 
 def test_docs_add_loads_a_revision_that_becomes_searchable_once_approved(
-    database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    directory: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    database_url = directory
     path = tmp_path / "warranty.md"
     path.write_text(POLICY, encoding="utf-8")
     add = ("docs", "add", str(path), "--id", "warranty-2026", "--tenant", "acme")
