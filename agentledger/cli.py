@@ -23,10 +23,10 @@ if TYPE_CHECKING:
 _COMMANDS = {
     **{
         name: f"agentledger.commands:{name}"
-        for name in ("demo", "dev", "worker", "seed", "run", "approve", "show", "approvals")
+        for name in ("demo", "dev", "worker", "seed", "run", "approve", "verify", "stop")
     },
-    "verify": "agentledger.commands:verify",
-    "stop": "agentledger.commands:stop",
+    "show": "agentledger.reading:show",
+    "approvals": "agentledger.reading:approvals",
     "docs": "agentledger.docs_command:docs_add",
 }
 

@@ -8,6 +8,9 @@ from typing import Any
 
 import orjson
 from pydantic import JsonValue
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -153,3 +156,15 @@ async def stuck_activity(client: Client, run_id: str) -> str | None:
 
 def _json_payloads(payloads: Any) -> list[dict[str, Any]]:
     return [found for p in payloads.payloads if isinstance(found := orjson.loads(p.data), dict)]
+
+
+async def has_workers(client: Client, task_queue: str) -> bool:
+    """Whether any worker has polled ``task_queue`` for workflow tasks lately."""
+    described = await client.workflow_service.describe_task_queue(
+        DescribeTaskQueueRequest(
+            namespace=client.namespace,
+            task_queue=TaskQueue(name=task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+    )
+    return bool(described.pollers)

@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
+from typing import TYPE_CHECKING
 
 import orjson
 from pydantic import ValidationError
 
-from activities.models import ProviderConfig
+from activities.ledger import Ledger
 from agentledger import client_ops
-from agentledger.app import Runtime, connect
 from agentledger.config import Settings
 from agentledger.devserver import ensure_dev_server, stop_dev_server
-from agentledger.errors import ConfigError, NotFound
-from agentledger.render import packet_lines, timeline
+from agentledger.errors import ConfigError, NotFound, ServerUnavailable
+from agentledger.reading import open_ledger, print_run, where
+from agentledger.temporal_client import connect
+from domain.events import RunFailed
 from domain.fold import project
+from domain.principal import Principal
 from domain.workorder import ModelOverride, WorkOrder
 from packs import UnknownPack, get_pack
+
+if TYPE_CHECKING:
+    from agentledger.app import Runtime
 
 say = print
 LOCAL_PROVIDER = "local"
@@ -38,6 +43,9 @@ def _server(settings: Settings) -> None:
 
 
 def _runtime(settings: Settings, *, seed: bool = False) -> Runtime:
+    # The whole runtime (workers' activities, MCP, providers) only for commands that run one.
+    from agentledger.app import Runtime
+
     runtime = Runtime.open(settings)
     if seed and runtime.seed():
         say("· seeded the support pack's system of record (customers, orders, payments, policies)")
@@ -48,9 +56,9 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
     settings = _with_local_provider(settings, args)
     _server(settings)
     runtime = _runtime(settings, seed=True)
-    say(f"· ledger: {_where(runtime)}")
+    say(f"· ledger: {where(runtime.ledger)}")
     client = await connect(settings)
-    principal = _principal(runtime, args.user)
+    principal = _principal(runtime.ledger, args.user)
     async with runtime.worker(client):
         say("· worker running in-process on task queue " + settings.task_queue)
         work_order = _with_model(get_pack("support").make_work_order(args.request, principal), args)
@@ -58,7 +66,7 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
         say(f'· run {handle.id} started for {principal.user_id}: "{args.request}"')
         state = await client_ops.wait_for(client, handle.id, pending_approval=True)
         for approval in list(state.pending_approvals.values()):
-            approver = _principal(runtime, settings.demo_approver)
+            approver = _principal(runtime.ledger, settings.demo_approver)
             say(
                 f"· approval {approval.approval_id} requested for {approval.proposal.tool}"
                 f"({', '.join(f'{k}={v}' for k, v in approval.proposal.arguments.items())})"
@@ -71,21 +79,7 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
                 client, handle.id, approval.approval_id, approver.user_id, approve=True
             )
         await handle.result()
-    return _print_run(runtime, handle.id)
-
-
-def _print_run(runtime: Runtime, run_id: str) -> int:
-    events = runtime.ledger.read(run_id)
-    say("\nTimeline (from the ledger)")
-    for line in timeline(events):
-        say("  " + line)
-    state = project(events)
-    if state.status == "completed" and state.last_answer is not None:
-        say(f"\nAnswer: {state.last_answer.answer}")
-        say(f"Sources: {', '.join(state.last_answer.supporting_source_ids) or 'none'}")
-        return 0
-    say(f"\nRun {run_id} is {state.status}.")
-    return 0 if state.status != "failed" else 1
+    return print_run(runtime.ledger, handle.id)
 
 
 async def dev(settings: Settings, args: argparse.Namespace) -> int:
@@ -129,26 +123,47 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
         raise ConfigError(str(exc)) from None
     client = await connect(settings)
     work_order = _with_model(
-        pack.make_work_order(args.request, _principal(runtime, args.user)), args
+        pack.make_work_order(args.request, _principal(runtime.ledger, args.user)), args
     )
     handle = await client_ops.start_run(client, settings.task_queue, work_order)
     say(handle.id)
-    if args.wait:
-        state = await client_ops.wait_for(client, handle.id, pending_approval=True)
-        for approval in state.pending_approvals.values():
-            say(
-                f"awaiting approval {approval.approval_id}: {approval.proposal.tool} "
-                f"{orjson.dumps(approval.proposal.arguments).decode()}"
-            )
-        if not state.pending_approvals:
-            say(f"{state.status}")
-    return 0
+    if not await client_ops.has_workers(client, settings.task_queue):
+        raise ServerUnavailable(
+            f"run {handle.id} is started but no worker is polling task queue "
+            f"{settings.task_queue}; start one with `agentledger worker` (or `agentledger dev`)"
+        )
+    if not await _until_recorded(runtime, handle.id):
+        say(f"note: run {handle.id} has not reached the ledger yet; `agentledger verify` says why")
+    if not args.wait:
+        return 0
+    state = await client_ops.wait_for(client, handle.id, pending_approval=True)
+    for approval in state.pending_approvals.values():
+        say(
+            f"awaiting approval {approval.approval_id}: {approval.proposal.tool} "
+            f"{orjson.dumps(approval.proposal.arguments).decode()}"
+        )
+    if state.pending_approvals or state.status != "failed":
+        say("" if state.pending_approvals else state.status)
+        return 0
+    await handle.result()  # the run has flushed its last events once it has ended
+    failed = next(e for e in runtime.ledger.read(handle.id) if isinstance(e, RunFailed))
+    say(f"failed: {failed.reason_code}: {failed.message}")
+    return 1
+
+
+async def _until_recorded(runtime: Runtime, run_id: str, timeout: float = 15.0) -> bool:
+    """Wait until the run's first events are in the ledger, so `show` finds it right away."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while runtime.ledger.last_seq(run_id) == 0:
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
 
 
 async def approve(settings: Settings, args: argparse.Namespace) -> int:
-    runtime = _runtime(settings)
+    approver = _principal(open_ledger(settings), args.principal)
     client = await connect(settings)
-    approver = _principal(runtime, args.principal)
     result = await client_ops.decide(
         client,
         args.run_id,
@@ -162,47 +177,8 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def show(settings: Settings, args: argparse.Namespace) -> int:
-    runtime = _runtime(settings)
-    if args.list or not args.run_id:
-        for row in runtime.ledger.list_runs(limit=20):
-            say(f"{row.run_id}  {row.status:<18} {row.principal_id:<10} {row.request_text}")
-        return 0
-    events = runtime.ledger.read(args.run_id)
-    if not events:
-        raise NotFound(f"no run {args.run_id} in the ledger at {_where(runtime)}")
-    if args.json:
-        for event in events:
-            sys.stdout.write(event.model_dump_json() + "\n")
-        return 0
-    if args.packets:
-        for event in events:
-            if event.kind == "context_packet_built":
-                packet = runtime.ledger.get_packet(event.packet_hash)
-                if packet is None:
-                    raise NotFound(f"packet {event.packet_hash} of run {args.run_id} is missing")
-                for line in packet_lines(packet):
-                    say(line)
-        return 0
-    return _print_run(runtime, args.run_id)
-
-
-async def approvals(settings: Settings, args: argparse.Namespace) -> int:
-    runtime = _runtime(settings)
-    rows = runtime.ledger.approvals(status="pending")
-    for row in rows:
-        say(
-            f"{row.run_id}  {row.approval_id}  {row.tool} {orjson.dumps(row.arguments).decode()}"
-            f"  requested by {row.requested_by}, expires {row.expires_at:%Y-%m-%d %H:%M}"
-        )
-    if not rows:
-        say("no pending approvals")
-    return 0
-
-
 async def verify(settings: Settings, args: argparse.Namespace) -> int:
-    runtime = _runtime(settings)
-    stored = project(runtime.ledger.read(args.run_id))
+    stored = project(open_ledger(settings).read(args.run_id))
     client = await connect(settings)
     # From the history alone: verify starts no worker, sends no query and executes no work.
     live = await client_ops.recorded_state(client, args.run_id)
@@ -233,8 +209,8 @@ async def stop(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _principal(runtime: Runtime, user_id: str):  # type: ignore[no-untyped-def]
-    principal = runtime.ledger.get_principal(user_id)
+def _principal(ledger: Ledger, user_id: str) -> Principal:
+    principal = ledger.get_principal(user_id)
     if principal is None:
         raise NotFound(
             f"unknown principal {user_id!r}; known principals come from "
@@ -263,13 +239,11 @@ def _with_local_provider(settings: Settings, args: argparse.Namespace) -> Settin
     if args.api_key_env:
         entry["api_key_env"] = args.api_key_env
     try:
+        from activities.models import ProviderConfig
+
         config = ProviderConfig.model_validate(entry)
     except ValidationError as exc:
         raise ConfigError(f"--base-url/--api-key-env: {exc.errors()[0]['msg']}") from None
     say(f"· model provider {LOCAL_PROVIDER!r} on this worker: {args.base_url}")
     providers = {**settings.model_providers, LOCAL_PROVIDER: config}
     return settings.with_overrides(model_providers=providers)
-
-
-def _where(runtime: Runtime) -> str:
-    return runtime.ledger.engine.url.render_as_string(hide_password=True)

@@ -8,10 +8,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from activities.models import ProviderConfig, providers_from
 from agentledger.errors import ConfigError
+
+if TYPE_CHECKING:
+    from activities.models import ProviderConfig
 
 PROVIDERS_VARIABLE = "AGENTLEDGER_MODEL_PROVIDERS"
 
@@ -83,6 +85,8 @@ def model_providers(value: str | None) -> dict[str, ProviderConfig]:
     """The provider table: inline JSON, or the path of a ``.json`` or ``.toml`` file."""
     if not value or not value.strip():
         return {}
+    from activities.models import providers_from  # the providers' code only when configured
+
     try:
         if value.lstrip().startswith("{"):
             return providers_from(json.loads(value))

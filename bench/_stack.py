@@ -12,9 +12,10 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from agentledger.app import Runtime, connect
+from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import ensure_dev_server, stop_dev_server
+from agentledger.temporal_client import connect
 
 
 @dataclass

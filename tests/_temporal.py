@@ -16,9 +16,10 @@ import pytest
 from temporalio.client import Client
 
 from agentledger import client_ops
-from agentledger.app import Runtime, connect
+from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
+from agentledger.temporal_client import connect
 from domain.events import RunEvent
 from domain.principal import Principal
 from domain.state import WorkingState

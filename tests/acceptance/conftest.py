@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.app import Runtime, connect
+from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
+from agentledger.temporal_client import connect
 from packs import register_pack
 
 PACKS = {  # name -> module:attribute, as AGENTLEDGER_PACKS takes them

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.app import Runtime, connect
+from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
+from agentledger.temporal_client import connect
 from packs.tau2 import PACK_TARGETS
 from packs.tau2.catalog import Domain, domain, gold_actions, tasks
 from packs.tau2.conformance import judge, specs

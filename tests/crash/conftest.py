@@ -14,9 +14,10 @@ import pytest
 from temporalio.client import Client
 
 from activities.ledger import Ledger
-from agentledger.app import Runtime, connect
+from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
+from agentledger.temporal_client import connect
 from domain.principal import Principal
 from tests.crash import fault_pack
 from tests.crash.crashkit import CrashSite

@@ -13,9 +13,9 @@ from sqlalchemy.engine import URL, make_url
 from temporalio.client import Client
 
 from activities.ledger import Ledger
-from agentledger.app import connect
 from agentledger.config import Settings
 from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
+from agentledger.temporal_client import connect
 from tests.crash import fault_pack
 from tests.crash.conftest import open_seeded
 from tests.crash.crashkit import (

@@ -21,10 +21,10 @@ def test_concurrent_cache_fills_of_one_key_all_succeed(store: MemoryStore) -> No
         barrier = threading.Barrier(READERS)
         now = NOW + timedelta(hours=round_)  # a fresh key each round: every reader misses
 
-        def read(now=now, barrier=barrier) -> None:  # type: ignore[no-untyped-def]
+        def read(now=now, barrier=barrier, query=f"language round {round_}") -> None:  # type: ignore[no-untyped-def]
             barrier.wait()
             try:
-                store.retrieve(CUSTOMER, now, query=f"language round {round_}")
+                store.retrieve(CUSTOMER, now, query=query)
             except BaseException as exc:  # counted, not raised: the figure is the point
                 errors.append(exc)
 

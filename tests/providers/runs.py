@@ -22,9 +22,10 @@ from activities.models import ProviderConfig
 from activities.ports import ModelClient
 from activities.run_activities import RunActivities
 from agentledger import client_ops
-from agentledger.app import PASSTHROUGH, Runtime, connect
+from agentledger.app import PASSTHROUGH, Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
+from agentledger.temporal_client import connect
 from domain.events import RunEvent
 from domain.manifest import ModelProfile
 from domain.workorder import Budget, ModelOverride

@@ -1,0 +1,67 @@
+"""Connecting to Temporal: the one client every command, worker and test uses."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import TLSConfig
+
+from agentledger.config import Settings, TemporalSecurity
+from agentledger.errors import ConfigError, ServerUnavailable
+
+
+def connection_security(
+    security: TemporalSecurity, environ: Mapping[str, str] = os.environ
+) -> dict[str, Any]:
+    """``Client.connect`` arguments for a frontend behind TLS, mTLS and/or an API key."""
+
+    def read(path: Path | None) -> bytes | None:
+        if path is None:
+            return None
+        try:
+            return path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read Temporal TLS file {path}: {exc.strerror}") from None
+
+    options: dict[str, Any] = {}
+    if security.api_key_env is not None:
+        key = environ.get(security.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"AGENTLEDGER_TEMPORAL_API_KEY_ENV names {security.api_key_env}, which is unset"
+            )
+        options["api_key"] = key
+    if security.tls:
+        options["tls"] = TLSConfig(
+            server_root_ca_cert=read(security.ca_cert),
+            client_cert=read(security.client_cert),
+            client_private_key=read(security.client_key),
+            domain=security.server_name,
+        )
+    return options
+
+
+async def connect(settings: Settings, attempts: int = 20) -> Client:
+    """Connect with the pydantic converter; retry briefly while a fresh server finishes booting."""
+    last: Exception | None = None
+    for _ in range(attempts):
+        try:
+            return await Client.connect(
+                settings.address,
+                namespace=settings.namespace,
+                data_converter=pydantic_data_converter,
+                **connection_security(settings.temporal_security),
+            )
+        except RuntimeError as exc:  # the SDK reports connection failures as RuntimeError
+            last = exc
+            await asyncio.sleep(0.25)
+    raise ServerUnavailable(
+        f"cannot reach Temporal at {settings.address} ({last}). Start it with "
+        "`agentledger dev`, or set AGENTLEDGER_TEMPORAL_ADDRESS."
+    )

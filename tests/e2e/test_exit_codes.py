@@ -1,0 +1,107 @@
+"""An exit code never says the opposite of what happened: each command that talks to Temporal,
+run as a new process 30 times, exits with its expected code every time (Temporal's Rust runtime
+used to abort some of them at interpreter exit, exit 134, after they had succeeded)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from activities.ledger import Ledger
+from domain.fold import project
+from tests.e2e.test_cli import CLI, _free_port
+
+TIMES = 30
+REQUEST = "Can I get a refund for order ord_4821? It arrived late."
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """An embedded server (started by `seed` + `dev`'s machinery) and one worker process."""
+    data_dir = tmp_path_factory.mktemp("exit-codes")
+    env = {
+        **os.environ,
+        "AGENTLEDGER_DATA_DIR": str(data_dir),
+        "AGENTLEDGER_TEMPORAL_PORT": str(_free_port()),
+        "AGENTLEDGER_UI_PORT": str(_free_port()),
+        "AGENTLEDGER_TASK_QUEUE": "exit-codes",
+    }
+    env.pop("AGENTLEDGER_DATABASE_URL", None)
+    env.pop("AGENTLEDGER_TEMPORAL_ADDRESS", None)
+    dev = subprocess.Popen(
+        [*CLI, "dev"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert dev.stdout is not None
+    for line in dev.stdout:  # dev says so once its worker polls
+        if "worker polling" in line:
+            break
+    try:
+        yield env
+    finally:
+        dev.terminate()
+        dev.wait(timeout=30)
+        subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
+
+
+def _many(env: dict[str, str], argvs: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
+    def one(argv: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*CLI, *argv], env=env, capture_output=True, text=True, timeout=180, check=False
+        )
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return list(pool.map(one, argvs))
+
+
+def _codes(results: list[subprocess.CompletedProcess[str]]) -> Counter[int]:
+    return Counter(r.returncode for r in results)
+
+
+def test_thirty_of_each_command_exit_as_they_should(stack: dict[str, str]) -> None:
+    started = _many(stack, [["run", "support", REQUEST, "--user", "usr_73", "--wait"]] * TIMES)
+    assert _codes(started) == {0: TIMES}, [r.stderr for r in started if r.returncode]
+    pending = [
+        (r.stdout.split()[0], re.search(r"awaiting approval (\S+):", r.stdout).group(1))  # type: ignore[union-attr]
+        for r in started
+    ]
+
+    granted = _many(stack, [["approve", run, apr, "--as", "ops_lead_1"] for run, apr in pending])
+    assert _codes(granted) == {0: TIMES}, [r.stderr for r in granted if r.returncode]
+    refused = _many(stack, [["approve", run, apr, "--as", "ops_lead_1"] for run, apr in pending])
+    assert _codes(refused) == {5: TIMES}, [r.stderr for r in refused if r.returncode != 5]
+    assert all("already" in r.stderr for r in refused)  # granted, or the run has ended
+
+    _until_ended(stack, [run for run, _ in pending])
+    verified = _many(stack, [["verify", run] for run, _ in pending])
+    assert _codes(verified) == {0: TIMES}, [r.stdout for r in verified if r.returncode]
+    shown = _many(stack, [["show", run] for run, _ in pending])
+    assert _codes(shown) == {0: TIMES}, [r.stderr for r in shown if r.returncode]
+
+
+def _until_ended(env: dict[str, str], run_ids: list[str], timeout: float = 180) -> None:
+    """Granted runs go on to pay (the first) or be refused by the system of record (the rest)."""
+    with Ledger.open(f"sqlite:///{env['AGENTLEDGER_DATA_DIR']}/ledger.db") as ledger:
+        deadline = time.monotonic() + timeout
+        while not all(project(ledger.read(r)).status == "completed" for r in run_ids):
+            assert time.monotonic() < deadline, "the granted runs did not finish"
+            time.sleep(0.2)
+
+
+def test_run_wait_exits_non_zero_when_the_run_fails(stack: dict[str, str]) -> None:
+    # A provider this worker does not have: the run is recorded as failed at preparation.
+    failed = subprocess.run(
+        [*CLI, "run", "support", REQUEST, "--user", "usr_73", "--model", "nosuch", "--wait"],
+        env=stack,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert failed.returncode == 1, (failed.stdout, failed.stderr)
+    assert "failed: preparation_failed" in failed.stdout and "nosuch" in failed.stdout
