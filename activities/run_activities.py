@@ -252,7 +252,7 @@ class RunActivities:
             resources=output.resources,
             evidence=output.evidence,
             model_view=model_view(output.output, contract.model_view),
-            user_view=user_view(output.output, contract.summary_template, tool=contract.name),
+            user_view=_user_line(output, contract),
             output_hash=output_hash,
             error_code=output.error_code,
             error_message=output.error_message,
@@ -341,4 +341,21 @@ def _summary(packet: ContextPacket) -> PacketSummary:
         omission_count=len(packet.omissions),
         included_ids=packet.included_ids,
         citable_ids=tuple(sorted(citable)),
+    )
+
+
+FAILED_TEMPLATE = "{tool} failed: {error_code}: {error_message}"
+
+
+def _user_line(output: ToolOutput, contract: ToolContract) -> str:
+    """The activity-stream line: a tool's summary template describes its success; a failure is
+    told by its code and message, not by a template whose fields it does not have."""
+    if output.status == "succeeded":
+        return user_view(output.output, contract.summary_template, tool=contract.name)
+    return user_view(
+        output.output,
+        FAILED_TEMPLATE,
+        tool=contract.name,
+        error_code=output.error_code or "failed",
+        error_message=output.error_message or "",
     )

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import signal
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import orjson
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
     from agentledger.app import Runtime
 
 say = print
+DEV_PID_FILE = "dev.pid"
 LOCAL_PROVIDER = "local"
 LOCAL_MODEL = "gpt-4.1-mini"
 
@@ -89,9 +93,14 @@ async def dev(settings: Settings, args: argparse.Namespace) -> int:
     client = await connect(settings)
     say(
         f"· worker polling task queue {settings.task_queue}; Ctrl-C to stop (the server keeps "
-        "running; `agentledger stop` stops it)"
+        "running; `agentledger stop` stops both)"
     )
-    await runtime.worker(client).run()
+    pid_file = settings.data_dir / DEV_PID_FILE
+    pid_file.write_text(str(os.getpid()))  # so that `stop` ends this worker with its server
+    try:
+        await runtime.worker(client).run()
+    finally:
+        pid_file.unlink(missing_ok=True)
     return 0
 
 
@@ -204,9 +213,22 @@ async def verify(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def stop(settings: Settings, args: argparse.Namespace) -> int:
-    stopped = await asyncio.to_thread(stop_dev_server, settings.data_dir.resolve())
+    data_dir = settings.data_dir.resolve()
+    if (dev_pid := _running_pid(data_dir / DEV_PID_FILE)) is not None:
+        os.kill(dev_pid, signal.SIGTERM)  # before the server, or it retries against a dead port
+        say(f"stopped the dev worker (pid {dev_pid})")
+    stopped = await asyncio.to_thread(stop_dev_server, data_dir)
     say("stopped the embedded Temporal server" if stopped else "no embedded server was running")
     return 0
+
+
+def _running_pid(pid_file: Path) -> int | None:
+    try:
+        pid = int(pid_file.read_text())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
 
 
 def _principal(ledger: Ledger, user_id: str) -> Principal:

@@ -64,12 +64,31 @@ def ensure_dev_server(
     host: str = "127.0.0.1",
     timeout: float = 60.0,
 ) -> DevServer:
-    """Reuse the server on ``port`` if one answers, else start one persisting to ``data_dir``."""
+    """Reuse this data directory's server on ``port``, else start one persisting to ``data_dir``.
+
+    A server on ``port`` that persists elsewhere (another data directory, another checkout) is
+    never borrowed: its workers would run our runs against their own ledger.
+    """
     address = f"{host}:{port}"
     ui_url = f"http://{host}:{ui_port}" if ui_port else None
     pid_file = data_dir / "temporal.pid"
     if port_open(host, port):
-        return DevServer(address, ui_url, _read_pid(pid_file), started=False)
+        ours = _read_pid(pid_file)
+        holder = _holder(port)
+        if holder is not None and holder[1] != (data_dir / "temporal.db").resolve():
+            raise ServerUnavailable(
+                f"{address} is held by the Temporal server of {holder[1].parent}/ (pid "
+                f"{holder[0]}), not of {data_dir}/; pick another port (--temporal-port or "
+                "AGENTLEDGER_TEMPORAL_PORT) or stop that one (agentledger stop --data-dir "
+                f"{holder[1].parent})"
+            )
+        if holder is None and ours is None:
+            raise ServerUnavailable(
+                f"{address} is held by something that is not this data directory's Temporal "
+                "server; pick another port (--temporal-port or AGENTLEDGER_TEMPORAL_PORT), or "
+                "use it knowingly with --temporal-address"
+            )
+        return DevServer(address, ui_url, ours, started=False)
     data_dir.mkdir(parents=True, exist_ok=True)
     command = [
         temporal_binary(),
@@ -129,6 +148,26 @@ def _wait_until_serving(
     raise ServerUnavailable(
         f"the Temporal dev server did not open {host}:{port} within {timeout:.0f}s; see {log}"
     )
+
+
+def _holder(port: int) -> tuple[int, Path] | None:
+    """The pid and database of a local ``temporal server start-dev`` serving ``port``."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "start-dev" not in argv or "--db-filename" not in argv:
+            continue
+        if _flag(argv, "--port") == str(port):
+            # Relative to the server's own working directory, not ours.
+            db = Path(cmdline.parent / "cwd", _flag(argv, "--db-filename") or "")
+            return int(cmdline.parent.name), db.resolve()
+    return None
+
+
+def _flag(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv[:-1] else None
 
 
 def _read_pid(pid_file: Path) -> int | None:

@@ -87,10 +87,24 @@ def _answer(v: _View) -> dict[str, JsonValue]:
         v.fact("currency"),
     )
     refund = v.done("create_refund")
+    if v.order_id is None:
+        return _reply(
+            "Which order is this about? Please send its order number (it looks like "
+            "ord_4821) and I will check it.",
+            [],
+        )
+    if refund is not None and refund.get("status") != "succeeded":
+        error = v.errors[-1] if v.errors else {}
+        return _reply(
+            f"The refund for order {v.order_id} could not be made "
+            f"({error.get('code', 'failed')}: {error.get('message', 'no detail')}). Nothing "
+            "was paid; a support agent will follow up.",
+            [],
+        )
     if v.errors:
         return _reply(
-            f"I could not find order {v.order_id or '(no order number given)'} on "
-            "your account. Please check the order number and ask again.",
+            f"I could not find order {v.order_id} on your account. Please check the order "
+            "number and ask again.",
             [],
         )
     if refund is not None and refund.get("status") == "succeeded":

@@ -45,9 +45,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     try:
         yield env
     finally:
-        dev.terminate()
-        dev.wait(timeout=30)
-        subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
+        stopped = subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
+        try:  # `stop` ends the dev worker too, not only the server under it
+            dev.wait(timeout=30)
+        finally:
+            dev.kill()
+        assert "stopped the dev worker" in stopped.stdout.decode()
 
 
 def _many(env: dict[str, str], argvs: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
