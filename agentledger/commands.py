@@ -115,7 +115,12 @@ async def worker(settings: Settings, args: argparse.Namespace) -> int:
 
 async def seed(settings: Settings, args: argparse.Namespace) -> int:
     runtime = _runtime(settings)
-    say("seeded" if runtime.seed() else "already seeded; nothing changed")
+    created = runtime.seed()
+    say(
+        "seeded the sample system of record, directory and policies"
+        if created
+        else "sample records were already there; directory and policies brought up to date"
+    )
     return 0
 
 
