@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -14,7 +15,7 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentledger.errors import NotFound, Refused
+from agentledger.errors import NotFound, Refused, RunStuck, ServerUnavailable
 from domain.events import EVENT_ADAPTER
 from domain.fold import project
 from domain.limits import work_order_problem
@@ -37,13 +38,24 @@ async def start_run(
     )
 
 
+QUERY_TIMEOUT = timedelta(seconds=10)
+"""A query is answered by a worker; one that takes longer has no worker to answer it."""
+
+
 async def live_state(client: Client, run_id: str) -> WorkingState:
+    handle = client.get_workflow_handle(run_id)
     try:
-        return await client.get_workflow_handle(run_id).query(AgentRunWorkflow.state)
+        return await handle.query(AgentRunWorkflow.state, rpc_timeout=QUERY_TIMEOUT)
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
             raise NotFound(
                 f"no run {run_id} on this Temporal server; list runs with `agentledger show --list`"
+            ) from None
+        queue = (await handle.describe()).task_queue
+        if not await has_workers(client, queue):
+            raise ServerUnavailable(
+                f"no worker is polling task queue {queue}, so run {run_id} cannot answer; "
+                "start one with `agentledger worker` (or `agentledger dev`)"
             ) from None
         raise
 
@@ -52,14 +64,22 @@ async def wait_for(
     client: Client, run_id: str, *, pending_approval: bool, timeout: float = 120.0
 ) -> WorkingState:
     """Poll the run's query until it ends (or, if asked, until an approval is pending)."""
-    deadline = asyncio.get_running_loop().time() + timeout
+    loop = asyncio.get_running_loop()
+    deadline, next_check = loop.time() + timeout, loop.time() + STUCK_CHECK_SECONDS
     while True:
         state = await live_state(client, run_id)
         if state.status in ("completed", "failed") or (
             pending_approval and state.pending_approvals
         ):
             return state
-        if asyncio.get_running_loop().time() > deadline:
+        if loop.time() > next_check:  # name a failure that repeats instead of waiting it out
+            if (stuck := await stuck_activity(client, run_id)) is not None:
+                raise RunStuck(
+                    f"run {run_id} is stuck: {stuck} (it keeps retrying; fix the cause, or "
+                    "end it with `temporal workflow terminate`)"
+                )
+            next_check = loop.time() + STUCK_CHECK_SECONDS
+        if loop.time() > deadline:
             raise TimeoutError(f"run {run_id} did not progress within {timeout:.0f}s")
         await asyncio.sleep(0.05)
 
@@ -108,6 +128,7 @@ async def decide(
 
 
 STUCK_AFTER_ATTEMPTS = 3
+STUCK_CHECK_SECONDS = 2.0
 
 
 async def recorded_state(client: Client, run_id: str) -> WorkingState:

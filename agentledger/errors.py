@@ -5,7 +5,8 @@ AgentLedgerError
  ├── ServerUnavailable    the Temporal server cannot be reached or started
  ├── DatabaseUnavailable  the ledger database cannot be reached
  ├── NotFound             an unknown run, approval or principal
- └── Refused              the runtime refused the request (e.g. an approval by the requester)
+ ├── Refused              the runtime refused the request (e.g. an approval by the requester)
+ └── RunStuck             a run keeps failing the same activity (a model endpoint that is down)
 """
 
 from __future__ import annotations
@@ -35,3 +36,7 @@ class NotFound(AgentLedgerError):
 
 class Refused(AgentLedgerError):
     exit_code = 5
+
+
+class RunStuck(AgentLedgerError):
+    exit_code = 6

@@ -8,6 +8,7 @@ import argparse
 import pytest
 
 from agentledger import client_ops, commands
+from agentledger.errors import ServerUnavailable
 from domain.fold import project
 from packs import get_pack
 from tests._temporal import Harness
@@ -35,5 +36,7 @@ async def test_a_run_no_worker_ever_picked_up_does_not_match(harness: Harness) -
     order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
     handle = await client_ops.start_run(harness.client, "a-queue-nobody-polls", order)
     verdict = await commands.verify(harness.settings, argparse.Namespace(run_id=handle.id))
+    with pytest.raises(ServerUnavailable, match="no worker is polling task queue a-queue-nobody"):
+        await client_ops.live_state(harness.client, handle.id)
     await handle.terminate("test over")
     assert verdict == 1
