@@ -17,7 +17,7 @@ from agentledger import client_ops
 from agentledger.config import Settings
 from agentledger.devserver import ensure_dev_server, stop_dev_server
 from agentledger.errors import ConfigError, NotFound, ServerUnavailable
-from agentledger.reading import open_ledger, print_run, where
+from agentledger.reading import open_ledger, print_run, require_ledger, where
 from agentledger.temporal_client import connect
 from domain.events import RunFailed
 from domain.fold import project
@@ -50,7 +50,10 @@ def _runtime(settings: Settings, *, seed: bool = False) -> Runtime:
     # The whole runtime (workers' activities, MCP, providers) only for commands that run one.
     from agentledger.app import Runtime
 
+    fresh = settings.database_url is None and not (settings.data_dir / "ledger.db").exists()
     runtime = Runtime.open(settings)
+    if fresh:
+        say(f"· created the ledger in {settings.data_dir.resolve()}/")
     if seed and runtime.seed():
         say("· seeded the support pack's system of record (customers, orders, payments, policies)")
     return runtime
@@ -130,6 +133,7 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
             "a run names a model provider (--model NAME); its endpoint and key variable are "
             "the worker's: AGENTLEDGER_MODEL_PROVIDERS, or `agentledger dev --base-url URL`"
         )
+    require_ledger(settings)  # a run needs the directory its requester is checked against
     runtime = _runtime(settings)
     try:
         pack = get_pack(args.pack)

@@ -20,15 +20,20 @@ from domain.fold import project
 say = print
 
 
-def open_ledger(settings: Settings) -> Ledger:
-    """The configured ledger; the embedded one only if it exists (reads create nothing)."""
+def require_ledger(settings: Settings) -> None:
+    """Refuse to go on without an existing embedded ledger (``demo``/``seed`` create it)."""
     if settings.database_url is None:
         path = (settings.data_dir / "ledger.db").resolve()
         if not path.exists():
             raise NotFound(
-                f"no ledger at {path}; `agentledger demo` creates one, or pass --data-dir / "
-                "--database-url"
+                f"no ledger at {path}; `agentledger demo` or `agentledger seed` creates one, or "
+                "pass --data-dir / --database-url"
             )
+
+
+def open_ledger(settings: Settings) -> Ledger:
+    """The configured ledger; the embedded one only if it exists (reads create nothing)."""
+    require_ledger(settings)
     try:
         return Ledger.open(settings.ledger_url)
     except LedgerUnavailable as exc:

@@ -112,6 +112,8 @@ def test_an_unreachable_database_is_one_clear_line(tmp_path: Path) -> None:
 
 def test_an_unreachable_temporal_server_is_one_clear_line(tmp_path: Path) -> None:
     env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(tmp_path)}
+    env.pop("AGENTLEDGER_DATABASE_URL", None)
+    assert cli(env, "seed").returncode == 0
     result = cli(
         env,
         "--temporal-address",
@@ -150,6 +152,17 @@ def test_docs_add_loads_a_markdown_policy_as_an_approved_revision(tmp_path: Path
     assert "returns-2026-08@v2" in result.stdout and "approved by ops_lead_1" in result.stdout
     missing = cli(env, "docs", "add", str(tmp_path / "nope.md"), "--id", "x", "--revision", "1")
     assert missing.returncode == 4 and "no such file" in missing.stderr
+
+
+def test_reading_or_running_from_a_directory_without_a_ledger_creates_nothing(
+    tmp_path: Path,
+) -> None:
+    env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(tmp_path / "nothing-here")}
+    env.pop("AGENTLEDGER_DATABASE_URL", None)
+    for args in (("show", "--list"), ("approvals",), ("run", "support", "hi", "--user", "usr_73")):
+        result = cli(env, *args, timeout=60)
+        assert result.returncode == 4 and "no ledger at" in result.stderr, (args, result.stderr)
+    assert not (tmp_path / "nothing-here").exists()
 
 
 def test_malformed_arguments_exit_with_usage() -> None:
