@@ -25,6 +25,8 @@ from temporalio.client import WorkflowHistory
 from activities.memory import MemoryStore, ProposeMemoryInput, install, remember_preference
 from activities.messages import (
     AppendInput,
+    EligibleApproversInput,
+    LookUpPrincipalInput,
     ModelStepInput,
     ModelStepResult,
     PrepareRunInput,
@@ -45,6 +47,8 @@ ACTIVITY_INPUTS: Mapping[str, type[BaseModel]] = {
     "reconcile_tool": ToolStepInput,
     "propose_memory": ProposeMemoryInput,
     "append_events": AppendInput,
+    "eligible_approvers": EligibleApproversInput,
+    "look_up_principal": LookUpPrincipalInput,
 }
 
 # model_step adds the principal's approved memories to the candidates, read from the memory

@@ -9,7 +9,9 @@ old histories: they prove that runs started by older code still replay.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from sqlalchemy.engine import Engine
 
 from activities.memory import MemoryStore
 from agentledger import client_ops
+from agentledger.errors import Refused
 from bench._stack import embedded_stack
 from domain.principal import Principal
 from packs import get_pack
@@ -26,22 +29,26 @@ HISTORIES = Path(__file__).with_name("histories")
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 
 
-async def _record(name: str, approve: bool) -> None:
+async def _record(name: str, approve: bool, *, forged_first: bool = False) -> None:
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):
         principal = stack.runtime.ledger.get_principal("usr_73")
-        approver = stack.runtime.ledger.get_principal("ops_lead_1")
-        assert principal is not None and approver is not None
+        assert principal is not None
         order = get_pack("support").make_work_order(REQUEST, principal)
         handle = await client_ops.start_run(
             stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
         )
         state = await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
         for approval_id in state.pending_approvals:
+            if forged_first:  # refused by the directory and recorded before the real decision
+                with contextlib.suppress(Refused):
+                    await client_ops.decide(
+                        stack.client, handle.id, approval_id, "mallory", approve=True
+                    )
             await client_ops.decide(
                 stack.client,
                 handle.id,
                 approval_id,
-                approver,
+                "ops_lead_1",
                 approve=approve,
                 reason="" if approve else "not today",
             )
@@ -90,9 +97,11 @@ async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     # Histories recorded by older workflow code stay checked in (they prove old runs still
     # replay); a behaviour change behind workflow.patched adds new ones under a new suffix.
-    await _record("refund_approved_v4", approve=True)
-    await _record("refund_rejected_v4", approve=False)
-    await _record_continue_as_new()
+    # v5: approvers from the directory, budget ceiling and work-order limits.
+    await _record("refund_approved_v5", approve=True, forged_first=True)
+    await _record("refund_rejected_v5", approve=False)
+    if "--continue-as-new" in sys.argv:  # rewrites loop_continue_as_new_*: only on purpose
+        await _record_continue_as_new()
 
 
 if __name__ == "__main__":
