@@ -67,7 +67,13 @@ async def wait_for(
     loop = asyncio.get_running_loop()
     deadline, next_check = loop.time() + timeout, loop.time() + STUCK_CHECK_SECONDS
     while True:
-        state = await live_state(client, run_id)
+        try:
+            state = await live_state(client, run_id)
+        except RPCError as exc:  # a busy worker (live_state names a missing one)
+            timed_out = exc.status == RPCStatusCode.DEADLINE_EXCEEDED or "imeout" in exc.message
+            if not timed_out or loop.time() > deadline:
+                raise
+            continue
         if state.status in ("completed", "failed") or (
             pending_approval and state.pending_approvals
         ):
