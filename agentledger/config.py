@@ -46,10 +46,10 @@ class Settings:
     extra_packs: tuple[str, ...] = ()
     """``name=module:attribute`` entries: packs beyond the built-in ones (tests, user packs)."""
     temporal_security: TemporalSecurity = field(default_factory=TemporalSecurity)
-    max_cached_runs: int = 100
-    """Runs a worker keeps in memory between their tasks (Temporal's sticky cache). A run parked
-    on an approval for days needs none: an evicted run is replayed from history when it wakes.
-    See ``python -m bench.parked`` for what each cached run costs."""
+    max_cached_runs: int = 1000
+    """Runs a worker keeps in memory between their tasks (Temporal's sticky cache, whose default
+    this is). An evicted run is replayed from history at its next task: a smaller cache saves
+    memory on parked runs but replays busy ones. ``python -m bench.parked`` measures both."""
     model_providers: Mapping[str, ProviderConfig] = field(default_factory=dict, hash=False)
     """The model providers a run may name: endpoint, key variable and allowed models, set on
     the worker (``AGENTLEDGER_MODEL_PROVIDERS``), never by whoever starts a run."""
@@ -134,6 +134,6 @@ def from_environment() -> Settings:
         demo_approver=env("AGENTLEDGER_DEMO_APPROVER", "ops_lead_1"),
         extra_packs=tuple(p for p in env("AGENTLEDGER_PACKS", "").split(",") if p.strip()),
         temporal_security=temporal_security(os.environ),
-        max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", 100),
+        max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", 1000),
         model_providers=model_providers(env(PROVIDERS_VARIABLE)),
     )
