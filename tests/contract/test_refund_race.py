@@ -9,52 +9,20 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 
-import pytest
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
-from activities.ledger import Ledger
 from activities.ports import ToolCall, ToolOutput
 from packs.support import records as r
-from packs.support.seed import PRINCIPALS, seed
 from packs.support.tools import RefundRequest
 from packs.support.write_tools import CreateRefund
+from tests.contract.support_records import CUSTOMER, add_order
 
 TRIALS = 30
 ORDER_AMOUNT = Decimal("42.50")
-CUSTOMER = PRINCIPALS[0]
-
-
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    with Ledger.open(database_url) as ledger:
-        seed(ledger.engine)
-        yield ledger.engine
-
-
-def _add_order(engine: Engine, trial: int) -> str:
-    order_id = f"ord_{9000 + trial}"
-    at = datetime(2026, 8, 1, tzinfo=UTC)
-    with engine.begin() as conn:
-        conn.execute(
-            insert(r.orders).values(
-                order_id=order_id,
-                tenant_id=CUSTOMER.tenant_id,
-                customer_id=CUSTOMER.user_id,
-                status="delivered",
-                amount=ORDER_AMOUNT,
-                currency="EUR",
-                ordered_at=at,
-                promised_by=at,
-                delivered_at=at,
-                items="Desk lamp",
-            )
-        )
-    return order_id
 
 
 def _call(order_id: str) -> ToolCall:
@@ -100,10 +68,11 @@ def _refunds(engine: Engine, order_id: str) -> tuple[int, Decimal]:
     return count, Decimal(str(total))
 
 
-def test_two_runs_refunding_one_order_at_once_pay_it_exactly_once(engine: Engine) -> None:
+def test_two_runs_refunding_one_order_at_once_pay_it_exactly_once(support_engine: Engine) -> None:
+    engine = support_engine
     doubled, problems = 0, []
     for trial in range(TRIALS):
-        order_id = _add_order(engine, trial)
+        order_id = add_order(engine, str(ORDER_AMOUNT), "EUR", f"ord_{9000 + trial}")
         outcomes = _race(engine, order_id)
         count, total = _refunds(engine, order_id)
         doubled += count > 1

@@ -3,49 +3,17 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 
-import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from activities.ledger import Ledger
 from activities.ports import ToolCall, ToolOutput
 from packs.support import records as r
-from packs.support.seed import PRINCIPALS, seed
 from packs.support.tools import RefundRequest
 from packs.support.write_tools import CreateRefund
-
-CUSTOMER = PRINCIPALS[0]
-
-
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    with Ledger.open(database_url) as ledger:
-        seed(ledger.engine)
-        yield ledger.engine
-
-
-def _order(engine: Engine, amount: str, currency: str) -> str:
-    order_id, at = f"ord_{uuid.uuid4().int % 10**9}", datetime(2026, 8, 1, tzinfo=UTC)
-    with engine.begin() as conn:
-        conn.execute(
-            insert(r.orders).values(
-                order_id=order_id,
-                tenant_id=CUSTOMER.tenant_id,
-                customer_id=CUSTOMER.user_id,
-                status="delivered",
-                amount=Decimal(amount),
-                currency=currency,
-                ordered_at=at,
-                promised_by=at,
-                delivered_at=at,
-                items="Lamp",
-            )
-        )
-    return order_id
+from tests.contract.support_records import CUSTOMER, add_order
 
 
 def _refund(engine: Engine, order_id: str, amount: float, currency: str) -> ToolOutput:
@@ -60,15 +28,17 @@ def _stored(engine: Engine, order_id: str) -> list[Decimal]:
         return [Decimal(str(a)) for (a,) in rows]
 
 
-def test_a_refund_in_euro_is_stored_and_receipted_to_the_cent(engine: Engine) -> None:
-    order_id = _order(engine, "42.50", "EUR")
+def test_a_refund_in_euro_is_stored_and_receipted_to_the_cent(support_engine: Engine) -> None:
+    engine = support_engine
+    order_id = add_order(engine, "42.50", "EUR")
     out = _refund(engine, order_id, 42.50, "EUR")
     assert out.status == "succeeded" and out.output["amount"] == 42.5
     assert _stored(engine, order_id) == [Decimal("42.50")]
 
 
-def test_a_refund_in_dinar_keeps_its_third_decimal(engine: Engine) -> None:
-    order_id = _order(engine, "10.000", "KWD")
+def test_a_refund_in_dinar_keeps_its_third_decimal(support_engine: Engine) -> None:
+    engine = support_engine
+    order_id = add_order(engine, "10.000", "KWD")
     assert _refund(engine, order_id, 0.125, "KWD").status == "succeeded"
     assert _stored(engine, order_id) == [Decimal("0.125")]
     over = _refund(engine, order_id, 9.876, "KWD")

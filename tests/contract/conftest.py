@@ -1,0 +1,19 @@
+"""Fixtures for the contract tier beyond the shared database ones in tests/conftest.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy.engine import Engine
+
+from activities.ledger import Ledger
+from packs.support.seed import seed
+
+
+@pytest.fixture
+def support_engine(database_url: str) -> Iterator[Engine]:
+    """A ledger database with the support pack's system of record seeded in it."""
+    with Ledger.open(database_url) as ledger:
+        seed(ledger.engine)
+        yield ledger.engine
