@@ -31,7 +31,7 @@ async def start_run(
     if problem is not None:  # the run would refuse it too; say so before starting one
         raise Refused(f"work order refused: {problem}")
     return await client.start_workflow(
-        AgentRunWorkflow.run,
+        "AgentRun",  # by name: the workflow takes its input raw and decodes it itself
         RunInput(run_id=run_id, work_order=work_order),
         id=run_id,
         task_queue=task_queue,

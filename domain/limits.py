@@ -67,3 +67,19 @@ def bounded_work_order(work_order: WorkOrder) -> WorkOrder:
             "grants": (),
         }
     )
+
+
+def undecodable_work_order(problem: str) -> WorkOrder:
+    """What a run whose input could not be decoded at all is recorded as: no requester, no pack,
+    nothing authorised; ``problem`` says why. The raw input stays in Temporal history."""
+    from domain.principal import Principal
+    from domain.workorder import WorkOrder
+
+    return WorkOrder(
+        objective="(undecodable work order)",
+        request_text=problem,
+        principal=Principal(user_id="(unknown)", tenant_id="(unknown)"),
+        pack="",
+        agent_profile_id="",
+        grants=(),
+    )

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.compaction import can_compact, carried_size_problem, compact, context_state
     from domain.decisions import Answer, CallTool
     from domain.fold import evolve, state_hash
-    from domain.limits import bounded_work_order, work_order_problem
+    from domain.limits import bounded_work_order, undecodable_work_order, work_order_problem
     from domain.manifest import ExecutionManifest
     from domain.memory import outcome_proposal
     from domain.run_loop import budget_exhausted, check_decision, narrowed_budget, next_step
@@ -68,7 +68,11 @@ class RunInput(BaseModel):
 @workflow.defn(name="AgentRun")
 class AgentRunWorkflow(Governance):
     @workflow.run
-    async def run(self, params: RunInput) -> dict[str, Any]:
+    async def run(self, raw: RawValue) -> dict[str, Any]:
+        params = self._decoded(raw)
+        if params is None:
+            await self._flush()
+            return {"status": self._state.status, "answer": None}
         if params.continued is not None:
             self._resume(params.continued)
         else:
@@ -85,6 +89,19 @@ class AgentRunWorkflow(Governance):
                 await self._continue_as_new(params)
         await self._flush()
         return {"status": self._state.status, "answer": self._final_answer()}
+
+    def _decoded(self, raw: RawValue) -> RunInput | None:
+        """The run's input, decoded here instead of by the SDK: a payload that no model accepts
+        (nested deeper than the JSON parser goes) is recorded as a refused run, where the SDK's
+        own decoding would fail the workflow task on every attempt, forever."""
+        try:
+            params: RunInput = workflow.payload_converter().from_payload(raw.payload, RunInput)
+        except ValueError as exc:  # pydantic's ValidationError is one
+            problem = f"the work order cannot be decoded: {str(exc).splitlines()[0][:300]}"
+            self._emit(ev.RunStarted, work_order=undecodable_work_order(problem), policy_version="")
+            self._emit(ev.RunFailed, reason_code="work_order_refused", message=problem)
+            return None
+        return params
 
     async def _start(self, params: RunInput) -> None:
         if workflow.patched("work-order-limits"):

@@ -148,17 +148,27 @@ def _huge_request(order: WorkOrder) -> WorkOrder:
     return order.model_copy(update={"request_text": "refund me " * 150_000})  # 1.5 MB
 
 
-def _deep_grant(order: WorkOrder) -> WorkOrder:
-    # Past the run's nesting limit, short of the ~200 levels where the workflow input itself no
-    # longer decodes (pydantic's JSON parser refuses it; the client refuses it before that).
-    bound = ArgumentBound(argument="order_id", allowed=(_nested(40),))
+def _deep_grant(order: WorkOrder, depth: int = 40) -> WorkOrder:
+    bound = ArgumentBound(argument="order_id", allowed=(_nested(depth),))
     return order.model_copy(update={"grants": (WorkGrant(tool="get_order", bounds=(bound,)),)})
 
 
+def _undecodable_grant(order: WorkOrder) -> WorkOrder:
+    # Deeper than pydantic's JSON parser goes: the workflow input itself does not decode.
+    return _deep_grant(order, depth=240)
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-@pytest.mark.parametrize(("spoil", "reason"), [(_huge_request, "exceed"), (_deep_grant, "deeper")])
+@pytest.mark.parametrize(
+    ("spoil", "reason", "recorded"),
+    [
+        (_huge_request, "exceed", "exceed"),
+        (_deep_grant, "deeper", "deeper"),
+        (_undecodable_grant, "deeper", "cannot be decoded"),
+    ],
+)
 async def test_an_oversized_or_deep_work_order_is_refused_and_recorded(
-    harness: Harness, spoil: Any, reason: str
+    harness: Harness, spoil: Any, reason: str, recorded: str
 ) -> None:
     order = spoil(get_pack("support").make_work_order(REQUEST, harness.principal("usr_73")))
     with pytest.raises(Refused, match=reason):
@@ -171,7 +181,7 @@ async def test_an_oversized_or_deep_work_order_is_refused_and_recorded(
     assert [e.kind for e in events] == ["run_started", "run_failed"]
     failed = _failure(events)
     assert failed is not None and failed.reason_code == "work_order_refused"
-    assert reason in failed.message
+    assert recorded in failed.message
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
