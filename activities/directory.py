@@ -15,7 +15,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.ledger import Ledger
 from activities.messages import DirectoryEntry, EligibleApproversInput, LookUpPrincipalInput
-from domain.principal import Principal, canonical_user_id, claim_problem, tenant_covers
+from domain.principal import Principal, canonical_user_id, claim_problem
 
 MAX_LISTED_APPROVERS = 500
 """An approval request lists at most this many approvers (it rides in history); a tenant with
@@ -44,9 +44,7 @@ class DirectoryActivities:
         found = [
             p.user_id
             for p in self._ledger.principals_over(params.tenant_id)
-            if p.has_role(params.role)
-            and p.user_id != requester
-            and tenant_covers(p.tenant_id, params.tenant_id)
+            if p.has_role(params.role) and p.user_id != requester
         ]
         return found[:MAX_LISTED_APPROVERS]
 

@@ -5,7 +5,6 @@ locks); the benchmark environment is a one-account bank whose check is the invar
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Iterator
 
@@ -15,6 +14,7 @@ from sqlalchemy.engine import Engine
 
 from activities.ledger import Ledger
 from packs.tau2.journal import CallResult, Journal
+from tests.concurrency import at_once
 
 TRIALS = 30
 
@@ -41,23 +41,14 @@ def engine(database_url: str) -> Iterator[Engine]:
 
 def _race(engine: Engine, sandbox: str) -> list[CallResult | BaseException]:
     workers = [Journal(lambda _s: Bank()), Journal(lambda _s: Bank())]
-    barrier = threading.Barrier(len(workers))
-    outcomes: list[CallResult | BaseException] = [RuntimeError("not run")] * len(workers)
-
-    def run(i: int) -> None:
-        barrier.wait()
-        try:
-            key = f"idem_{uuid.uuid4().hex}"
-            outcomes[i] = workers[i].write(engine, sandbox, key, "withdraw", {"amount": 100})
-        except BaseException as exc:  # reported below, per trial
-            outcomes[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(workers))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return outcomes
+    return at_once(
+        [
+            lambda w=w: w.write(
+                engine, sandbox, f"idem_{uuid.uuid4().hex}", "withdraw", {"amount": 100}
+            )
+            for w in workers
+        ]
+    )
 
 
 def test_two_workers_withdrawing_everything_at_once_succeed_once(engine: Engine) -> None:

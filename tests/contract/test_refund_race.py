@@ -7,7 +7,6 @@ The trials start both calls together from a barrier; nothing here asserts on tim
 
 from __future__ import annotations
 
-import threading
 import uuid
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -19,6 +18,7 @@ from activities.ports import ToolCall, ToolOutput
 from packs.support import records as r
 from packs.support.tools import RefundRequest
 from packs.support.write_tools import CreateRefund
+from tests.concurrency import at_once
 from tests.contract.support_records import CUSTOMER, add_order
 
 TRIALS = 30
@@ -40,22 +40,7 @@ def _call(order_id: str) -> ToolCall:
 
 def _race(engine: Engine, order_id: str) -> list[ToolOutput | BaseException]:
     calls = [_call(order_id), _call(order_id)]
-    barrier = threading.Barrier(len(calls))
-    outcomes: list[ToolOutput | BaseException] = [RuntimeError("not run")] * len(calls)
-
-    def run(i: int) -> None:
-        barrier.wait()
-        try:
-            outcomes[i] = CreateRefund().execute(engine, calls[i])
-        except BaseException as exc:  # reported below, per trial
-            outcomes[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return outcomes
+    return at_once([lambda c=c: CreateRefund().execute(engine, c) for c in calls])
 
 
 def _refunds(engine: Engine, order_id: str) -> tuple[int, Decimal]:

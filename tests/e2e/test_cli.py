@@ -20,17 +20,23 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def embedded_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    data_dir = tmp_path_factory.mktemp("embedded")
+def embedded_env_at(data_dir: Path, **extra: str) -> dict[str, str]:
+    """The CLI's environment for an embedded stack of its own in ``data_dir``, on free ports."""
     env = {
         **os.environ,
         "AGENTLEDGER_DATA_DIR": str(data_dir),
         "AGENTLEDGER_TEMPORAL_PORT": str(_free_port()),
         "AGENTLEDGER_UI_PORT": str(_free_port()),
+        **extra,
     }
     env.pop("AGENTLEDGER_DATABASE_URL", None)
     env.pop("AGENTLEDGER_TEMPORAL_ADDRESS", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def embedded_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    env = embedded_env_at(tmp_path_factory.mktemp("embedded"))
     yield env
     subprocess.run([*CLI, "stop"], env=env, capture_output=True, timeout=60)
 

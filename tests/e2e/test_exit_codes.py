@@ -4,7 +4,6 @@ used to abort some of them at interpreter exit, exit 134, after they had succeed
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import time
@@ -16,7 +15,7 @@ import pytest
 
 from activities.ledger import Ledger
 from domain.fold import project
-from tests.e2e.test_cli import CLI, _free_port
+from tests.e2e.test_cli import CLI, embedded_env_at
 
 TIMES = 30
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
@@ -26,15 +25,7 @@ REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """An embedded server (started by `seed` + `dev`'s machinery) and one worker process."""
     data_dir = tmp_path_factory.mktemp("exit-codes")
-    env = {
-        **os.environ,
-        "AGENTLEDGER_DATA_DIR": str(data_dir),
-        "AGENTLEDGER_TEMPORAL_PORT": str(_free_port()),
-        "AGENTLEDGER_UI_PORT": str(_free_port()),
-        "AGENTLEDGER_TASK_QUEUE": "exit-codes",
-    }
-    env.pop("AGENTLEDGER_DATABASE_URL", None)
-    env.pop("AGENTLEDGER_TEMPORAL_ADDRESS", None)
+    env = embedded_env_at(data_dir, AGENTLEDGER_TASK_QUEUE="exit-codes")
     dev = subprocess.Popen(
         [*CLI, "dev"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

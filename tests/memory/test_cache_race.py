@@ -3,10 +3,10 @@ raise duplicate-key and deadlock errors here, each costing an activity retry).""
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 from activities.memory import MemoryStore
+from tests.concurrency import at_once
 from tests.domain.context_fixtures import CUSTOMER, NOW
 from tests.memory.conftest import CURATOR, proposal
 
@@ -18,19 +18,10 @@ def test_concurrent_cache_fills_of_one_key_all_succeed(store: MemoryStore) -> No
     store.approve("mem_lang", CURATOR, NOW)
     errors: list[BaseException] = []
     for round_ in range(ROUNDS):
-        barrier = threading.Barrier(READERS)
         now = NOW + timedelta(hours=round_)  # a fresh key each round: every reader misses
-
-        def read(now=now, barrier=barrier, query=f"language round {round_}") -> None:  # type: ignore[no-untyped-def]
-            barrier.wait()
-            try:
-                store.retrieve(CUSTOMER, now, query=query)
-            except BaseException as exc:  # counted, not raised: the figure is the point
-                errors.append(exc)
-
-        threads = [threading.Thread(target=read) for _ in range(READERS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        query = f"language round {round_}"
+        outcomes = at_once(
+            [lambda: store.retrieve(CUSTOMER, now, query=query) for _ in range(READERS)]  # noqa: B023 (called before the loop moves on)
+        )
+        errors += [o for o in outcomes if isinstance(o, BaseException)]
     assert errors == [], f"{len(errors)} of {READERS * ROUNDS} reads failed: {errors[:2]}"
