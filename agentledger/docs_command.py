@@ -11,9 +11,9 @@ import argparse
 from datetime import UTC, datetime
 from pathlib import Path
 
-from activities.ledger import Ledger
-from activities.ledger._engine import build_engine
-from activities.retrieval import (
+from agentledger.activities.ledger import Ledger
+from agentledger.activities.ledger._engine import build_engine
+from agentledger.activities.retrieval import (
     GLOBAL_TENANT,
     RetrievalError,
     SqlRetriever,
@@ -21,8 +21,8 @@ from activities.retrieval import (
     install,
 )
 from agentledger.config import Settings
+from agentledger.domain.principal import tenant_covers
 from agentledger.errors import ConfigError, NotFound, Refused
-from domain.principal import tenant_covers
 
 say = print
 

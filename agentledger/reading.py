@@ -11,11 +11,11 @@ import sys
 
 import orjson
 
-from activities.ledger import Ledger, LedgerUnavailable
+from agentledger.activities.ledger import Ledger, LedgerUnavailable
 from agentledger.config import Settings
+from agentledger.domain.fold import project
 from agentledger.errors import DatabaseUnavailable, NotFound
 from agentledger.render import packet_lines, timeline
-from domain.fold import project
 
 say = print
 

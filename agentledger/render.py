@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from domain import events as ev
+from agentledger.domain import events as ev
 
 
 def summarize(event: ev.RunEvent) -> str:

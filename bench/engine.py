@@ -49,9 +49,7 @@ async def _floor(client, runs: int) -> list[float]:  # type: ignore[no-untyped-d
     timings = []
     # Same sandbox settings as agentledger's worker, so neither side pays module re-imports.
     runner = SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules(
-            *PASSTHROUGH, "bench", "agentledger", "workflows"
-        )
+        restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, "bench")
     )
     async with Worker(
         client,
@@ -71,8 +69,8 @@ async def _floor(client, runs: int) -> list[float]:  # type: ignore[no-untyped-d
 
 async def _agentledger(stack, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
     from agentledger import client_ops
+    from agentledger.packs import register_pack
     from bench import _noop_pack
-    from packs import register_pack
 
     register_pack("bench", "bench._noop_pack:PACK")
     runtime: Runtime = stack.runtime

@@ -29,14 +29,14 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 from temporalio.client import Client
 
-from activities.ledger import Ledger
+from agentledger.activities.ledger import Ledger
 from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
+from agentledger.domain.principal import Principal
 from agentledger.temporal_client import connect
 from bench._faultdb import postgres_database
 from bench._stack import free_port
-from domain.principal import Principal
 from tests.crash import crashkit, fault_pack, outages
 from tests.crash.crashkit import CrashSite, RunCheck, WorkerProcess
 

@@ -23,15 +23,15 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from temporalio.exceptions import ApplicationError
 
-from activities.models import MALFORMED, OpenAICompatibleClient, model_clients
-from activities.models import openai_compatible_profile as profile_for
-from activities.ports import ModelReply
+from agentledger.activities.models import MALFORMED, OpenAICompatibleClient, model_clients
+from agentledger.activities.models import openai_compatible_profile as profile_for
+from agentledger.activities.ports import ModelReply
 from agentledger.devserver import ensure_dev_server, stop_dev_server
+from agentledger.domain import events as ev
+from agentledger.domain.decisions import Decision
+from agentledger.domain.workorder import Budget
 from bench._interop_mcp import mcp_cases
 from bench._stack import free_port
-from domain import events as ev
-from domain.decisions import Decision
-from domain.workorder import Budget
 from tests.providers import packets
 from tests.providers.chat_server import ChatServer, Reply
 from tests.providers.llama_peer import LlamaPeer

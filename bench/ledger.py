@@ -32,11 +32,11 @@ from psycopg import sql
 from sqlalchemy import insert
 from sqlalchemy.engine import make_url
 
-from activities.ledger import Ledger
-from activities.ledger._tables import run_events
-from domain.events import BudgetCharged, RunEvent
-from domain.fold import project
-from domain.tools import VerifiedFact
+from agentledger.activities.ledger import Ledger
+from agentledger.activities.ledger._tables import run_events
+from agentledger.domain.events import BudgetCharged, RunEvent
+from agentledger.domain.fold import project
+from agentledger.domain.tools import VerifiedFact
 from tests.factories import T0, RunScript
 
 RUNS, EVENTS_PER_RUN, BATCH, SMALL_BATCH, TRIALS = 20, 500, 100, 5, 5

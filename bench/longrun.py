@@ -19,10 +19,10 @@ from typing import Any
 from temporalio.client import Client
 
 from agentledger import client_ops
+from agentledger.domain.events import RunEvent, StepStarted
+from agentledger.packs import register_pack
 from bench import _noop_pack
 from bench._stack import embedded_stack
-from domain.events import RunEvent, StepStarted
-from packs import register_pack
 
 TEMPORAL_MAX_EVENTS = 51_200
 TEMPORAL_MAX_BYTES = 50 * 1024 * 1024

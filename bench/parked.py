@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from agentledger import client_ops
+from agentledger.packs import get_pack
 from bench._stack import Stack, embedded_stack
-from packs import get_pack
 
 REQUEST = "Can I get a refund for order {order}? It arrived late."
 

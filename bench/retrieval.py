@@ -30,18 +30,18 @@ from typing import Any
 
 from sqlalchemy import Engine, insert, text
 
-from activities.ledger._engine import build_engine
-from activities.memory import MemoryStore
-from activities.memory import _persist as memdb
-from activities.memory import _retrieve as memread
-from activities.memory import install as install_memory
-from activities.memory._tables import FTS_TABLE, records
-from activities.retrieval import SqlRetriever, install, parse_markdown
-from activities.retrieval import _search as passage_search
-from activities.retrieval._terms import query_terms
+from agentledger.activities.ledger._engine import build_engine
+from agentledger.activities.memory import MemoryStore
+from agentledger.activities.memory import _persist as memdb
+from agentledger.activities.memory import _retrieve as memread
+from agentledger.activities.memory import install as install_memory
+from agentledger.activities.memory._tables import FTS_TABLE, records
+from agentledger.activities.retrieval import SqlRetriever, install, parse_markdown
+from agentledger.activities.retrieval import _search as passage_search
+from agentledger.activities.retrieval._terms import query_terms
+from agentledger.domain.memory import MemoryProposal, MemoryScope, admit
+from agentledger.domain.principal import Principal
 from bench.ledger import postgres_url, sqlite_url
-from domain.memory import MemoryProposal, MemoryScope, admit
-from domain.principal import Principal
 
 NOW = datetime(2026, 8, 24, 14, tzinfo=UTC)
 TENANTS, DOCS, PASSAGES_PER_DOC = 10, 500, 20

@@ -19,11 +19,11 @@ from agentledger import client_ops
 from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
+from agentledger.domain.events import RunEvent
+from agentledger.domain.principal import Principal
+from agentledger.domain.state import WorkingState
+from agentledger.packs import get_pack
 from agentledger.temporal_client import connect
-from domain.events import RunEvent
-from domain.principal import Principal
-from domain.state import WorkingState
-from packs import get_pack
 
 
 def _free_port() -> int:

@@ -20,7 +20,7 @@ import pytest
 from psycopg import sql
 from sqlalchemy.engine import URL, make_url
 
-from activities.ledger import Ledger
+from agentledger.activities.ledger import Ledger
 
 DEFAULT_TEST_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 _FALLBACK_USERS = ("postgres", "root")

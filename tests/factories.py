@@ -13,13 +13,13 @@ from typing import Any, TypeVar
 
 from pydantic import JsonValue
 
-from domain import events as ev
-from domain.canonical import sha256_hex
-from domain.decisions import Answer, CallTool, ProceedToAnswer, ToolCallProposal
-from domain.principal import Principal
-from domain.tools import EvidencePassage, ReceiptStatus, ResourceRef, VerifiedFact
-from domain.tools import Receipt as ToolReceipt
-from domain.workorder import WorkOrder
+from agentledger.domain import events as ev
+from agentledger.domain.canonical import sha256_hex
+from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer, ToolCallProposal
+from agentledger.domain.principal import Principal
+from agentledger.domain.tools import EvidencePassage, ReceiptStatus, ResourceRef, VerifiedFact
+from agentledger.domain.tools import Receipt as ToolReceipt
+from agentledger.domain.workorder import WorkOrder
 
 T0 = datetime(2026, 8, 24, 14, 0, tzinfo=UTC)
 MANIFEST_HASH = "sha256:" + "5e" * 32

@@ -14,11 +14,11 @@ from typing import Any
 from hypothesis import strategies as st
 from pydantic import JsonValue
 
-from domain import events as ev
-from domain.decisions import ToolCallProposal
-from domain.events import HistoryCompacted, RunEvent
-from domain.fold import project, state_hash
-from domain.tools import ResourceRef, VerifiedFact
+from agentledger.domain import events as ev
+from agentledger.domain.decisions import ToolCallProposal
+from agentledger.domain.events import HistoryCompacted, RunEvent
+from agentledger.domain.fold import project, state_hash
+from agentledger.domain.tools import ResourceRef, VerifiedFact
 from tests.factories import RunScript
 
 TOOLS = ("get_order", "search_returns_policy", "create_refund", "send_email")

@@ -17,14 +17,14 @@ import pytest
 from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
+from agentledger.packs import register_pack
 from agentledger.temporal_client import connect
-from packs import register_pack
 
 PACKS = {  # name -> module:attribute, as AGENTLEDGER_PACKS takes them
-    "tau2-retail": "packs.tau2:RETAIL_PACK",
-    "tau2-airline": "packs.tau2:AIRLINE_PACK",
-    "agentdojo-banking": "packs.agentdojo:BANKING_PACK",
-    "agentdojo-slack": "packs.agentdojo:SLACK_PACK",
+    "tau2-retail": "agentledger.packs.tau2:RETAIL_PACK",
+    "tau2-airline": "agentledger.packs.tau2:AIRLINE_PACK",
+    "agentdojo-banking": "agentledger.packs.agentdojo:BANKING_PACK",
+    "agentdojo-slack": "agentledger.packs.agentdojo:SLACK_PACK",
 }
 
 

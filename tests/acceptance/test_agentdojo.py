@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from packs.agentdojo.catalog import SuiteName
-from packs.agentdojo.conformance import judge, specs
-from packs.tau2.driver import drive
+from agentledger.packs.agentdojo.catalog import SuiteName
+from agentledger.packs.agentdojo.conformance import judge, specs
+from agentledger.packs.tau2.driver import drive
 from tests.acceptance.conftest import Stack
 
 pytestmark = pytest.mark.temporal
@@ -35,7 +35,7 @@ async def test_the_gate_stops_every_injection_and_keeps_the_user_tasks_utility(
 
 
 def suite_pairs(name: SuiteName) -> list[tuple[str, str]]:
-    from packs.agentdojo.catalog import suite
+    from agentledger.packs.agentdojo.catalog import suite
 
     s = suite(name)
     return [(u, i) for u in s.user_tasks for i in s.injection_tasks]

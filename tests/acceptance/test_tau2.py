@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from packs.tau2.catalog import Domain, domain, gold_actions, tasks
-from packs.tau2.conformance import Variant, judge, specs
-from packs.tau2.driver import drive
+from agentledger.packs.tau2.catalog import Domain, domain, gold_actions, tasks
+from agentledger.packs.tau2.conformance import Variant, judge, specs
+from agentledger.packs.tau2.driver import drive
 from tests.acceptance.conftest import Stack
 
 pytestmark = pytest.mark.temporal

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy.engine import Engine
 
-from activities.ledger import Ledger
-from packs.support.seed import seed
+from agentledger.activities.ledger import Ledger
+from agentledger.packs.support.seed import seed
 
 
 @pytest.fixture

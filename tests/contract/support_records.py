@@ -9,8 +9,8 @@ from decimal import Decimal
 from sqlalchemy import insert
 from sqlalchemy.engine import Engine
 
-from packs.support import records as r
-from packs.support.seed import PRINCIPALS
+from agentledger.packs.support import records as r
+from agentledger.packs.support.seed import PRINCIPALS
 
 CUSTOMER = PRINCIPALS[0]
 

@@ -12,8 +12,8 @@ import pytest
 from pydantic import JsonValue
 from sqlalchemy.engine import Engine
 
-from activities.ledger import Ledger
-from packs.tau2.journal import CallResult, Journal
+from agentledger.activities.ledger import Ledger
+from agentledger.packs.tau2.journal import CallResult, Journal
 from tests.concurrency import at_once
 
 TRIALS = 30

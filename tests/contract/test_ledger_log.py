@@ -9,10 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import insert, select
 
-from activities.ledger import Ledger, LedgerConflict, PayloadRejected, PayloadTooLarge
-from activities.ledger._tables import run_events
-from domain.events import SCHEMA_VERSION, RunEvent, RunFailed
-from domain.fold import project
+from agentledger.activities.ledger import Ledger, LedgerConflict, PayloadRejected, PayloadTooLarge
+from agentledger.activities.ledger._tables import run_events
+from agentledger.domain.events import SCHEMA_VERSION, RunEvent, RunFailed
+from agentledger.domain.fold import project
 from tests.factories import RunScript, principal, refund_run
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from activities.ledger import Ledger
+from agentledger.activities.ledger import Ledger
 from tests.factories import T0, RunScript, refund_run
 
 

@@ -7,11 +7,11 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from activities.ledger import Ledger
-from domain.events import HistoryCompacted, RunEvent
-from domain.fold import project, state_hash
-from domain.state import WorkingState
-from domain.tools import VerifiedFact
+from agentledger.activities.ledger import Ledger
+from agentledger.domain.events import HistoryCompacted, RunEvent
+from agentledger.domain.fold import project, state_hash
+from agentledger.domain.state import WorkingState
+from agentledger.domain.tools import VerifiedFact
 from tests.factories import RunScript
 from tests.strategies import runs
 

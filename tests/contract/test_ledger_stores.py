@@ -10,10 +10,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy.engine import make_url
 
-from activities.ledger import Ledger, LedgerUnavailable, PayloadTooLarge, upgrade
-from activities.ledger._migrate import VERSION_TABLE
-from activities.ledger._tables import metadata
-from domain.canonical import sha256_hex
+from agentledger.activities.ledger import Ledger, LedgerUnavailable, PayloadTooLarge, upgrade
+from agentledger.activities.ledger._migrate import VERSION_TABLE
+from agentledger.activities.ledger._tables import metadata
+from agentledger.domain.canonical import sha256_hex
 from tests.factories import principal, refund_run
 
 PACKET = {
@@ -80,9 +80,9 @@ def test_a_manifest_body_is_stored_under_its_hash(ledger: Ledger) -> None:
 
 
 def test_an_execution_manifest_round_trips_as_the_model_with_the_same_hash(ledger: Ledger) -> None:
-    from domain.manifest import resolve_manifest
+    from agentledger.domain.manifest import resolve_manifest
 
-    profile = pytest.importorskip("packs.support.profile").SUPPORT_PROFILE
+    profile = pytest.importorskip("agentledger.packs.support.profile").SUPPORT_PROFILE
     manifest = resolve_manifest(
         profile,
         attempt_id="run-1/attempt-1",

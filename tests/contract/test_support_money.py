@@ -9,10 +9,10 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from activities.ports import ToolCall, ToolOutput
-from packs.support import records as r
-from packs.support.tools import RefundRequest
-from packs.support.write_tools import CreateRefund
+from agentledger.activities.ports import ToolCall, ToolOutput
+from agentledger.packs.support import records as r
+from agentledger.packs.support.tools import RefundRequest
+from agentledger.packs.support.write_tools import CreateRefund
 from tests.contract.support_records import CUSTOMER, add_order
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from activities.ledger import Ledger
+from agentledger.activities.ledger import Ledger
 from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
+from agentledger.domain.principal import Principal
 from agentledger.temporal_client import connect
-from domain.principal import Principal
 from tests.crash import fault_pack
 from tests.crash.crashkit import CrashSite
 

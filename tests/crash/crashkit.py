@@ -20,13 +20,13 @@ from pathlib import Path
 from sqlalchemy import func, select
 from temporalio.client import Client
 
-from activities.ledger import ApprovalRow, Ledger
-from domain.events import RunEvent
-from domain.fold import project
-from domain.principal import Principal
-from packs.support import records
+from agentledger.activities.ledger import ApprovalRow, Ledger
+from agentledger.domain.events import RunEvent
+from agentledger.domain.fold import project
+from agentledger.domain.principal import Principal
+from agentledger.packs.support import records
+from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, RunInput
 from tests.crash import fault_pack
-from workflows import AgentRunWorkflow, ApprovalDecision, RunInput
 
 REPO = Path(__file__).resolve().parents[2]
 

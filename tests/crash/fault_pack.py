@@ -30,16 +30,16 @@ from weakref import WeakSet
 from sqlalchemy import event, insert, select
 from sqlalchemy.engine import Connection, Engine
 
-from activities.ports import ModelReply, ToolCall, ToolImplementation, ToolOutput
-from domain.context import ContextPacket
-from domain.manifest import ModelProfile
-from domain.principal import Principal
-from domain.workorder import WorkOrder
-from packs import Pack
-from packs.support import PACK as SUPPORT
-from packs.support import records
-from packs.support.playbook import Playbook
-from packs.support.seed import TENANT
+from agentledger.activities.ports import ModelReply, ToolCall, ToolImplementation, ToolOutput
+from agentledger.domain.context import ContextPacket
+from agentledger.domain.manifest import ModelProfile
+from agentledger.domain.principal import Principal
+from agentledger.domain.workorder import WorkOrder
+from agentledger.packs import Pack
+from agentledger.packs.support import PACK as SUPPORT
+from agentledger.packs.support import records
+from agentledger.packs.support.playbook import Playbook
+from agentledger.packs.support.seed import TENANT
 
 __all__ = ["CRASH_POINTS", "NAME", "ORDERS", "PACK", "crash_order", "request_for"]
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy.engine import URL, make_url
 from temporalio.client import Client
 
-from activities.ledger import Ledger
+from agentledger.activities.ledger import Ledger
 from agentledger.config import Settings
 from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
 from agentledger.temporal_client import connect

@@ -12,8 +12,8 @@ import asyncio
 import pytest
 from temporalio.client import Client
 
-from activities.ledger import Ledger
-from domain.principal import Principal
+from agentledger.activities.ledger import Ledger
+from agentledger.domain.principal import Principal
 from tests.crash import crashkit, fault_pack
 from tests.crash.crashkit import (
     CrashSite,

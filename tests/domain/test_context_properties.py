@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from domain.context import (
+from agentledger.domain.context import (
     DRAFT_ANSWER,
     EXAMPLE_BUDGET,
     POOLS,
@@ -18,7 +18,7 @@ from domain.context import (
     InsufficientContext,
     render_packet,
 )
-from domain.context.sections import SECTION_OF_KIND
+from agentledger.domain.context.sections import SECTION_OF_KIND
 from tests.domain.context_fixtures import COUNTER, NOW, build, candidates, item, state_after
 
 WORDS = ["refund", "order", "late", "policy", "customer", "the", "within", "days", "42.50", "EUR"]

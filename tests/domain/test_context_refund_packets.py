@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.context import (
+from agentledger.domain.context import (
     CHOOSE_NEXT_ACTION,
     DRAFT_ANSWER,
     ContextPacket,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from domain.context import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, ContextItem, render_packet
-from domain.principal import Principal
+from agentledger.domain.context import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, ContextItem, render_packet
+from agentledger.domain.principal import Principal
 from tests.domain.context_fixtures import (
     CUSTOMER,
     INSTRUCTIONS,

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from domain.context import (
+from agentledger.domain.context import (
     CHOOSE_NEXT_ACTION,
     CLASSIFY,
     DRAFT_ANSWER,
@@ -14,7 +14,7 @@ from domain.context import (
     ContextItem,
     InsufficientContext,
 )
-from domain.state import CompletedAction
+from agentledger.domain.state import CompletedAction
 from tests.domain.context_fixtures import (
     INSTRUCTIONS,
     LANGUAGE_MEMORY,

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.canonical import canonical_json
-from domain.context import distill, model_view, user_view
-from domain.tools import ModelView
+from agentledger.domain.canonical import canonical_json
+from agentledger.domain.context import distill, model_view, user_view
+from agentledger.domain.tools import ModelView
 from tests.domain.context_fixtures import COUNTER, NOW
 
 SEARCH = ModelView(

@@ -8,10 +8,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from domain.errors import EventAfterEnd, ForeignEvent, InconsistentEvent, OutOfOrderEvent
-from domain.events import HistoryCompacted, RunEvent
-from domain.fold import evolve, project, state_hash
-from domain.state import WorkingState
+from agentledger.domain.errors import (
+    EventAfterEnd,
+    ForeignEvent,
+    InconsistentEvent,
+    OutOfOrderEvent,
+)
+from agentledger.domain.events import HistoryCompacted, RunEvent
+from agentledger.domain.fold import evolve, project, state_hash
+from agentledger.domain.state import WorkingState
 from tests.factories import RunScript, principal, refund_run
 from tests.strategies import runs
 

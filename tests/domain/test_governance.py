@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import JsonValue
 
-from domain import events as ev
-from domain.canonical import sha256_hex
-from domain.decisions import ToolCallProposal
-from domain.fold import project
-from domain.governance import (
+from agentledger.domain import events as ev
+from agentledger.domain.canonical import sha256_hex
+from agentledger.domain.decisions import ToolCallProposal
+from agentledger.domain.fold import project
+from agentledger.domain.governance import (
     Allow,
     Authorization,
     Deny,
@@ -27,12 +27,12 @@ from domain.governance import (
     idempotency_key,
     proposal_digest,
 )
-from domain.manifest import ExecutionManifest, resolve_manifest
-from domain.principal import Principal
-from domain.state import WorkingState
-from domain.tools import Receipt, ResourceRef, VerifiedFact
-from packs import contracts_for
-from packs.support.profile import SUPPORT_PROFILE
+from agentledger.domain.manifest import ExecutionManifest, resolve_manifest
+from agentledger.domain.principal import Principal
+from agentledger.domain.state import WorkingState
+from agentledger.domain.tools import Receipt, ResourceRef, VerifiedFact
+from agentledger.packs import contracts_for
+from agentledger.packs.support.profile import SUPPORT_PROFILE
 from tests.factories import T0, RunScript
 
 CONTRACTS = contracts_for("support")

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.context import SUPPORT_STEP_PROFILES
-from domain.manifest import AgentProfile, resolve_manifest
-from packs.support.profile import SUPPORT_PROFILE
+from agentledger.domain.context import SUPPORT_STEP_PROFILES
+from agentledger.domain.manifest import AgentProfile, resolve_manifest
+from agentledger.packs.support.profile import SUPPORT_PROFILE
 
 INPUTS = {
     "attempt_id": "att-1",
@@ -165,8 +165,8 @@ def test_identical_inputs_give_the_identical_hash() -> None:
 def test_the_hash_is_stable_across_processes_and_hash_seeds() -> None:
     script = (
         "import json, sys\n"
-        "from domain.manifest import resolve_manifest\n"
-        "from packs.support.profile import SUPPORT_PROFILE\n"
+        "from agentledger.domain.manifest import resolve_manifest\n"
+        "from agentledger.packs.support.profile import SUPPORT_PROFILE\n"
         "print(resolve_manifest(SUPPORT_PROFILE, **json.loads(sys.argv[1])).hash)\n"
     )
     for seed in ("0", "4242"):

@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from domain.elicitation import (
+from agentledger.domain.elicitation import (
     ElicitationRequest,
     content_problem,
     declined_elicitation,
     elicitation_approval_digest,
 )
-from domain.errors import ManifestError
-from domain.manifest import resolve_manifest
-from domain.mcp import (
+from agentledger.domain.errors import ManifestError
+from agentledger.domain.manifest import resolve_manifest
+from agentledger.domain.mcp import (
     McpConnectionContract,
     McpServerPin,
     McpServerSnapshot,
@@ -22,7 +22,7 @@ from domain.mcp import (
     StdioTransport,
     pin_contracts,
 )
-from packs.support.profile import SUPPORT_PROFILE
+from agentledger.packs.support.profile import SUPPORT_PROFILE
 
 INPUTS = {
     "attempt_id": "att-1",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from domain.tools import (
+from agentledger.domain.tools import (
     MAX_RECEIPT_BYTES,
     EvidencePassage,
     Receipt,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.decisions import Answer, CallTool, ProceedToAnswer, ToolCallProposal
-from domain.fold import project
-from domain.run_loop import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, check_decision, next_step
-from domain.state import WorkingState
+from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer, ToolCallProposal
+from agentledger.domain.fold import project
+from agentledger.domain.run_loop import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, check_decision, next_step
+from agentledger.domain.state import WorkingState
 from tests.factories import RunScript, refund_run
 
 SOURCE = "returns-2026-08#late-delivery"

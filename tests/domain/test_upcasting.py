@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from domain.events import EVENT_ADAPTER, SCHEMA_VERSION, ApprovalGranted, RunFailed
-from domain.upcasting import UnsupportedSchemaVersion, registered, upcast, upcaster
+from agentledger.domain.events import EVENT_ADAPTER, SCHEMA_VERSION, ApprovalGranted, RunFailed
+from agentledger.domain.upcasting import UnsupportedSchemaVersion, registered, upcast, upcaster
 
 ENVELOPE = {
     "run_id": "run-1",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from domain.decisions import ToolCallProposal
-from domain.governance import Allow, Deny
-from domain.state import WorkingState
-from domain.workorder import ArgumentBound, WorkGrant, WorkOrder
+from agentledger.domain.decisions import ToolCallProposal
+from agentledger.domain.governance import Allow, Deny
+from agentledger.domain.state import WorkingState
+from agentledger.domain.workorder import ArgumentBound, WorkGrant, WorkOrder
 from tests.domain.test_governance import DANA, decide
 
 

@@ -139,7 +139,7 @@ def test_an_unreachable_temporal_server_is_one_clear_line(tmp_path: Path) -> Non
 def test_docs_add_loads_a_markdown_policy_as_an_approved_revision(tmp_path: Path) -> None:
     env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(tmp_path)}
     env.pop("AGENTLEDGER_DATABASE_URL", None)
-    policy = Path(__file__).parents[2] / "packs/support/policies/returns-2026-08.md"
+    policy = Path(__file__).parents[2] / "agentledger/packs/support/policies/returns-2026-08.md"
     assert cli(env, "seed").returncode == 0  # the directory the approver is checked against
     result = cli(
         env,

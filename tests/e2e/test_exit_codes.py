@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from activities.ledger import Ledger
-from domain.fold import project
+from agentledger.activities.ledger import Ledger
+from agentledger.domain.fold import project
 from tests.e2e.test_cli import CLI, embedded_env_at
 
 TIMES = 30

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from activities.ports import ToolCall
-from domain.mcp import McpConnectionContract, StdioTransport, StreamableHttpTransport
-from domain.principal import Principal
+from agentledger.activities.ports import ToolCall
+from agentledger.domain.mcp import McpConnectionContract, StdioTransport, StreamableHttpTransport
+from agentledger.domain.principal import Principal
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_JS = ROOT / "infra/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine
 
-from activities.mcp import McpAuthRejected, McpContractError, discover
-from activities.mcp._auth import jwt_claims_problem
-from domain.mcp import BearerToken, McpConnectionContract, StreamableHttpTransport
+from agentledger.activities.mcp import McpAuthRejected, McpContractError, discover
+from agentledger.activities.mcp._auth import jwt_claims_problem
+from agentledger.domain.mcp import BearerToken, McpConnectionContract, StreamableHttpTransport
 from tests.mcp._token_server import SIGNING_KEY_ENV, mint
 from tests.mcp.conftest import _free_port, _wait_listening
 from tests.mcp.test_tool_calls import builder, call

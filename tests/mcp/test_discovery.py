@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from activities.mcp import (
+from agentledger.activities.mcp import (
     McpProtocolMismatch,
     McpServerIdentityMismatch,
     McpServerUnavailable,
     discover,
 )
-from domain.mcp import McpConnectionContract, StdioTransport, StreamableHttpTransport
+from agentledger.domain.mcp import McpConnectionContract, StdioTransport, StreamableHttpTransport
 
 # 13 base tools + 2 that the server adds because the client offers elicitation.
 EVERYTHING_TOOLS = 15

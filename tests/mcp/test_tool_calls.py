@@ -11,14 +11,19 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine
 from temporalio.testing import ActivityEnvironment
 
-from activities.mcp import (
+from agentledger.activities.mcp import (
     McpToolImplementation,
     PreapprovedElicitations,
     discover,
     pin_server,
 )
-from activities.ports import ToolOutput
-from domain.mcp import McpConnectionContract, McpServerSnapshot, contract_tool_name, pin_contracts
+from agentledger.activities.ports import ToolOutput
+from agentledger.domain.mcp import (
+    McpConnectionContract,
+    McpServerSnapshot,
+    contract_tool_name,
+    pin_contracts,
+)
 from tests.mcp.conftest import SECRET_NAME, tool_call
 from tests.mcp.test_tool_contracts import rpc_peer_contract
 

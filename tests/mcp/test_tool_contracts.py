@@ -8,8 +8,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from activities.mcp import McpContractError, McpToolListChanged, contracts_from_snapshot, discover
-from domain.mcp import McpConnectionContract, McpServerSnapshot, StdioTransport
+from agentledger.activities.mcp import (
+    McpContractError,
+    McpToolListChanged,
+    contracts_from_snapshot,
+    discover,
+)
+from agentledger.domain.mcp import McpConnectionContract, McpServerSnapshot, StdioTransport
 
 RPC_PEER = Path(__file__).with_name("_rpc_error_server.py")
 

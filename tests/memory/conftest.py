@@ -9,10 +9,16 @@ import pytest
 from pydantic import JsonValue
 from sqlalchemy import text
 
-from activities.ledger._engine import build_engine
-from activities.memory import MemoryStore, install
-from domain.memory import CURATOR_ROLE, MemoryCategory, MemoryProposal, MemoryScope, WriterKind
-from domain.principal import Principal
+from agentledger.activities.ledger._engine import build_engine
+from agentledger.activities.memory import MemoryStore, install
+from agentledger.domain.memory import (
+    CURATOR_ROLE,
+    MemoryCategory,
+    MemoryProposal,
+    MemoryScope,
+    WriterKind,
+)
+from agentledger.domain.principal import Principal
 from tests.domain.context_fixtures import CUSTOMER, NOW
 
 OTHER_CUSTOMER = CUSTOMER.model_copy(update={"user_id": "usr_88", "display_name": "Tomás"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from activities.memory import MemoryStore
+from agentledger.activities.memory import MemoryStore
 from tests.concurrency import at_once
 from tests.domain.context_fixtures import CUSTOMER, NOW
 from tests.memory.conftest import CURATOR, proposal

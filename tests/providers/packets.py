@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from domain.context import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, ContextPacket
+from agentledger.domain.context import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, ContextPacket
 from tests.domain import context_fixtures as cf
 
 

@@ -18,20 +18,20 @@ from pathlib import Path
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from activities.models import ProviderConfig
-from activities.ports import ModelClient
-from activities.run_activities import RunActivities
 from agentledger import client_ops
+from agentledger.activities.models import ProviderConfig
+from agentledger.activities.ports import ModelClient
+from agentledger.activities.run_activities import RunActivities
 from agentledger.app import PASSTHROUGH, Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
+from agentledger.domain.events import RunEvent
+from agentledger.domain.manifest import ModelProfile
+from agentledger.domain.workorder import Budget, ModelOverride
+from agentledger.packs import Pack, get_pack
 from agentledger.temporal_client import connect
-from domain.events import RunEvent
-from domain.manifest import ModelProfile
-from domain.workorder import Budget, ModelOverride
-from packs import Pack, get_pack
+from agentledger.workflows import AgentRunWorkflow
 from tests._temporal import Harness
-from workflows import AgentRunWorkflow
 
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 

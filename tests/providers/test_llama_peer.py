@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from activities.models import OpenAICompatibleClient, model_clients
+from agentledger.activities.models import OpenAICompatibleClient, model_clients
 from agentledger.devserver import DevServer
-from domain import events as ev
-from domain.decisions import Decision
-from domain.workorder import Budget
+from agentledger.domain import events as ev
+from agentledger.domain.decisions import Decision
+from agentledger.domain.workorder import Budget
 from tests.providers import packets
 from tests.providers.llama_peer import LlamaPeer
 from tests.providers.runs import provider_harness, run_to_end

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from activities.models import ProviderConfig
+from agentledger.activities.models import ProviderConfig
 from agentledger.devserver import DevServer
-from domain import events as ev
-from domain.workorder import ModelOverride
+from agentledger.domain import events as ev
+from agentledger.domain.workorder import ModelOverride
 from tests.providers.chat_server import ChatServer
 from tests.providers.recorded import decision
 from tests.providers.runs import configured_harness, run_choosing

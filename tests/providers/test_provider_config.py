@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.mcp import McpServerUnavailable
-from activities.models import ConfiguredProvider, OpenAICompatibleClient, ProviderConfig
-from activities.redaction import REDACTED, hold, redact
 from agentledger import cli
+from agentledger.activities.mcp import McpServerUnavailable
+from agentledger.activities.models import ConfiguredProvider, OpenAICompatibleClient, ProviderConfig
+from agentledger.activities.redaction import REDACTED, hold, redact
 from agentledger.config import PROVIDERS_VARIABLE, from_environment, model_providers
 from agentledger.devserver import DevServer
+from agentledger.domain.workorder import WorkOrder
 from agentledger.errors import ConfigError
-from domain.workorder import WorkOrder
 from tests import factories
 from tests.providers import packets
 from tests.providers.chat_server import ChatServer

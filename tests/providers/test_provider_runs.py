@@ -11,10 +11,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from activities.models import model_clients, openai_compatible_profile
+from agentledger.activities.models import model_clients, openai_compatible_profile
 from agentledger.devserver import DevServer
-from domain import events as ev
-from domain.context import model_counter
+from agentledger.domain import events as ev
+from agentledger.domain.context import model_counter
 from tests.providers.chat_server import ChatServer, Reply
 from tests.providers.recorded import calls, decision, error, tool_call
 from tests.providers.runs import provider_harness, run_to_end

@@ -9,9 +9,13 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 from temporalio.exceptions import ApplicationError
 
-from activities.models import MALFORMED, OpenAICompatibleClient, openai_compatible_profile
-from activities.ports import ModelReply
-from domain.decisions import CallTool, Decision, ProceedToAnswer
+from agentledger.activities.models import (
+    MALFORMED,
+    OpenAICompatibleClient,
+    openai_compatible_profile,
+)
+from agentledger.activities.ports import ModelReply
+from agentledger.domain.decisions import CallTool, Decision, ProceedToAnswer
 from tests.providers import packets
 from tests.providers.chat_server import ChatServer, Reply
 from tests.providers.recorded import LLAMA_CPP_REPLY, calls, decision, error, tool_call

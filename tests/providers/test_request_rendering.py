@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from activities.models import OpenAICompatibleClient, openai_compatible_profile
+from agentledger.activities.models import OpenAICompatibleClient, openai_compatible_profile
 from tests.providers import packets
 from tests.providers.chat_server import ChatServer
 from tests.providers.recorded import decision

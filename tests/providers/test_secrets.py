@@ -15,12 +15,12 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from activities.models import ProviderConfig
-from activities.models._errors import status_error
-from activities.redaction import REDACTED, hold
+from agentledger.activities.models import ProviderConfig
+from agentledger.activities.models._errors import status_error
+from agentledger.activities.redaction import REDACTED, hold
 from agentledger.devserver import DevServer
-from domain import events as ev
-from domain.workorder import ModelOverride
+from agentledger.domain import events as ev
+from agentledger.domain.workorder import ModelOverride
 from tests.providers.chat_server import ECHO, ChatServer, Reply
 from tests.providers.runs import configured_harness, run_choosing
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from activities.models import ProviderConfig
 from agentledger import client_ops
+from agentledger.activities.models import ProviderConfig
 from agentledger.devserver import DevServer
+from agentledger.domain.workorder import ModelOverride
 from agentledger.errors import RunStuck
-from domain.workorder import ModelOverride
-from packs import get_pack
+from agentledger.packs import get_pack
 from tests.providers.runs import configured_harness
 from tests.workflows.test_refund_run import REQUEST
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 
-from activities.models import messages
-from activities.models._settings import ProviderSettings
-from domain.context.markers import marker_starts
+from agentledger.activities.models import messages
+from agentledger.activities.models._settings import ProviderSettings
+from agentledger.domain.context.markers import marker_starts
 from tests.domain.test_context_markers import (
     ESCAPED_BEFORE,
     HOSTILE,

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from activities.messages import PacketSummary
-from activities.run_activities import build_step_packet
-from domain.compaction import context_state
-from domain.context import ContextPacket, InsufficientContext
-from domain.context.tokens import counter_for_encoding
-from domain.errors import FoldError
-from domain.events import RunEvent
-from domain.fold import project, state_hash
-from domain.manifest import ExecutionManifest
-from domain.state import WorkingState
-from packs import get_pack
+from agentledger.activities.messages import PacketSummary
+from agentledger.activities.run_activities import build_step_packet
+from agentledger.domain.compaction import context_state
+from agentledger.domain.context import ContextPacket, InsufficientContext
+from agentledger.domain.context.tokens import counter_for_encoding
+from agentledger.domain.errors import FoldError
+from agentledger.domain.events import RunEvent
+from agentledger.domain.fold import project, state_hash
+from agentledger.domain.manifest import ExecutionManifest
+from agentledger.domain.state import WorkingState
+from agentledger.packs import get_pack
 from tests.replay._formats import in_format, recorded_format
 from tests.replay._recorded import Memories, ModelStep, RecordedRun
 from tests.replay._replayed import ReplayedRun

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from domain.canonical import canonical_json
-from domain.context import ContextPacket
-from domain.context.render import PACKET_FORMAT, conflicts_text, state_text
-from domain.context.tokens import TokenCounter
+from agentledger.domain.canonical import canonical_json
+from agentledger.domain.context import ContextPacket
+from agentledger.domain.context.render import PACKET_FORMAT, conflicts_text, state_text
+from agentledger.domain.context.tokens import TokenCounter
 
 # Recorded before packet formats were versioned (format 1: the working state and conflicts as
 # bare JSON after their labels). A history not listed is in the current format; when

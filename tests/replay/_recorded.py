@@ -22,8 +22,13 @@ from temporalio.api.common.v1 import Payloads
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHistory
 
-from activities.memory import MemoryStore, ProposeMemoryInput, install, remember_preference
-from activities.messages import (
+from agentledger.activities.memory import (
+    MemoryStore,
+    ProposeMemoryInput,
+    install,
+    remember_preference,
+)
+from agentledger.activities.messages import (
     AppendInput,
     EligibleApproversInput,
     LookUpPrincipalInput,
@@ -32,11 +37,11 @@ from activities.messages import (
     PrepareRunInput,
     ToolStepInput,
 )
-from domain.context import ContextItem
-from domain.events import RunEvent
-from domain.manifest import ExecutionManifest
-from domain.upcasting import upcast
-from workflows.agent_run import Continuation, RunInput
+from agentledger.domain.context import ContextItem
+from agentledger.domain.events import RunEvent
+from agentledger.domain.manifest import ExecutionManifest
+from agentledger.domain.upcasting import upcast
+from agentledger.workflows.agent_run import Continuation, RunInput
 
 # Every activity the workflow schedules, by the input model it sends; an activity missing here
 # fails the decoding, so a new one cannot carry events past this check unseen.

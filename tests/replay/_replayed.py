@@ -28,12 +28,12 @@ from temporalio.worker import (
 )
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from activities.messages import ModelStepInput
+from agentledger.activities.messages import ModelStepInput
 from agentledger.app import PASSTHROUGH
-from domain.events import RunEvent
-from domain.state import WorkingState
-from workflows import AgentRunWorkflow
-from workflows.agent_run import Continuation
+from agentledger.domain.events import RunEvent
+from agentledger.domain.state import WorkingState
+from agentledger.workflows import AgentRunWorkflow
+from agentledger.workflows.agent_run import Continuation
 
 
 @dataclass

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from activities.memory import MemoryStore
 from agentledger import client_ops
+from agentledger.activities.memory import MemoryStore
+from agentledger.domain.principal import Principal
 from agentledger.errors import Refused
+from agentledger.packs import get_pack
 from bench._stack import embedded_stack
-from domain.principal import Principal
-from packs import get_pack
 from tests.replay._recorded import SEEDED_MEMORIES
 
 HISTORIES = Path(__file__).with_name("histories")
@@ -75,8 +75,8 @@ def _note_seeded_memory(name: str, engine: Engine, principal: Principal) -> None
 
 async def _record_continue_as_new() -> None:
     """A 30-step loop that continues as new every ~120 history events: every run of the chain."""
+    from agentledger.packs import register_pack
     from bench import _noop_pack
-    from packs import register_pack
 
     register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):

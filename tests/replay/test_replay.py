@@ -14,9 +14,10 @@ from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agentledger.app import PASSTHROUGH
-from domain.events import HistoryCompacted
-from domain.fold import project, state_hash
-from packs import register_pack
+from agentledger.domain.events import HistoryCompacted
+from agentledger.domain.fold import project, state_hash
+from agentledger.packs import register_pack
+from agentledger.workflows import AgentRunWorkflow
 from tests.replay._checks import (
     event_mismatches,
     packet_mismatches,
@@ -30,7 +31,6 @@ from tests.replay._recorded import (
     recorded_memories,
 )
 from tests.replay._replayed import ReplayedRun, replay
-from workflows import AgentRunWorkflow
 
 HISTORIES = sorted(Path(__file__).with_name("histories").glob("*.json"))
 # One chain of runs, in the order they ran (record.py numbers them).

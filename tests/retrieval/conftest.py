@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from activities.ledger._engine import build_engine
-from activities.retrieval import SqlRetriever, ensure_documents, parse_markdown
-from packs.support.policies import POLICY_DIR
+from agentledger.activities.ledger._engine import build_engine
+from agentledger.activities.retrieval import SqlRetriever, ensure_documents, parse_markdown
+from agentledger.packs.support.policies import POLICY_DIR
 
 NOW = datetime(2026, 8, 24, 14, tzinfo=UTC)
 LATE = "late delivery refund eligibility"

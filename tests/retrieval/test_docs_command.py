@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from activities.ledger import Ledger
-from activities.ledger._engine import build_engine
-from activities.retrieval import SqlRetriever
+from agentledger.activities.ledger import Ledger
+from agentledger.activities.ledger._engine import build_engine
+from agentledger.activities.retrieval import SqlRetriever
 from agentledger.cli import _parser
 from agentledger.config import Settings
 from agentledger.docs_command import docs_add
 from agentledger.errors import ConfigError, Refused
-from packs.support.seed import PRINCIPALS
+from agentledger.packs.support.seed import PRINCIPALS
 
 POLICY = "# Warranty\n## Defects {#defects}\nDefective items are replaced within two years.\n"
 

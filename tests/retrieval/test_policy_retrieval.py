@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from activities.ledger._engine import build_engine
-from activities.retrieval import (
+from agentledger.activities.ledger._engine import build_engine
+from agentledger.activities.retrieval import (
     DocumentConflict,
     SqlRetriever,
     ensure_documents,
     parse_markdown,
     search_evidence,
 )
-from packs.support.policies import POLICY_DIR
+from agentledger.packs.support.policies import POLICY_DIR
 from tests.retrieval.conftest import LATE, NOW, RETURNS, add_revision
 
 GLOBEX_DOC = """# Globex returns

@@ -17,15 +17,21 @@ from dataclasses import dataclass, replace
 from pydantic import JsonValue
 from sqlalchemy.engine import Engine
 
-from activities.ports import ModelReply, ModelUsage, ToolCall, ToolImplementation, ToolOutput
-from domain.context import ContextPacket
-from domain.manifest import ModelProfile
-from domain.principal import Principal
-from domain.tools import ToolContract
-from domain.workorder import WorkOrder
-from packs import Pack, register_pack
-from packs.support import PACK as SUPPORT
-from packs.support.playbook import Playbook
+from agentledger.activities.ports import (
+    ModelReply,
+    ModelUsage,
+    ToolCall,
+    ToolImplementation,
+    ToolOutput,
+)
+from agentledger.domain.context import ContextPacket
+from agentledger.domain.manifest import ModelProfile
+from agentledger.domain.principal import Principal
+from agentledger.domain.tools import ToolContract
+from agentledger.domain.workorder import WorkOrder
+from agentledger.packs import Pack, register_pack
+from agentledger.packs.support import PACK as SUPPORT
+from agentledger.packs.support.playbook import Playbook
 
 __all__ = ["INJECTED", "INJECTION", "SHORT_TTL", "register"]
 

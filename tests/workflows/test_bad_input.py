@@ -14,19 +14,19 @@ from hypothesis import strategies as st
 from pydantic import JsonValue
 from temporalio.client import Client
 
-from activities.ports import ModelReply, ModelUsage
 from agentledger import client_ops
+from agentledger.activities.ports import ModelReply, ModelUsage
+from agentledger.domain.context import ContextPacket
+from agentledger.domain.events import RunEvent, RunFailed
+from agentledger.domain.manifest import ModelProfile
+from agentledger.domain.workorder import ArgumentBound, WorkGrant, WorkOrder
 from agentledger.errors import Refused
-from domain.context import ContextPacket
-from domain.events import RunEvent, RunFailed
-from domain.manifest import ModelProfile
-from domain.workorder import ArgumentBound, WorkGrant, WorkOrder
-from packs import get_pack, register_pack
-from packs.support import PACK as SUPPORT
-from packs.support.playbook import Playbook
+from agentledger.packs import get_pack, register_pack
+from agentledger.packs.support import PACK as SUPPORT
+from agentledger.packs.support.playbook import Playbook
+from agentledger.workflows import AgentRunWorkflow, RunInput
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST
-from workflows import AgentRunWorkflow, RunInput
 
 pytestmark = pytest.mark.temporal
 

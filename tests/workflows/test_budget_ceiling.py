@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from agentledger import client_ops
-from domain.events import RunStarted
-from domain.fold import project
-from domain.run_loop import narrowed_budget
-from domain.workorder import Budget
-from packs import get_pack
-from packs.support.profile import SUPPORT_PROFILE
+from agentledger.domain.events import RunStarted
+from agentledger.domain.fold import project
+from agentledger.domain.run_loop import narrowed_budget
+from agentledger.domain.workorder import Budget
+from agentledger.packs import get_pack
+from agentledger.packs.support.profile import SUPPORT_PROFILE
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST
 

@@ -10,9 +10,8 @@ from sqlalchemy import select
 from temporalio.client import WorkflowUpdateFailedError
 
 from agentledger import client_ops
-from agentledger.errors import Refused
-from domain.decisions import ToolCallProposal
-from domain.events import (
+from agentledger.domain.decisions import ToolCallProposal
+from agentledger.domain.events import (
     ApprovalAttemptRefused,
     ApprovalExpired,
     ContextPacketBuilt,
@@ -21,15 +20,16 @@ from domain.events import (
     RunFailed,
     ToolCallDenied,
 )
-from domain.fold import project
-from domain.governance import proposal_digest
-from domain.workorder import Budget, WorkOrder
-from packs import get_pack
-from packs.support import records
+from agentledger.domain.fold import project
+from agentledger.domain.governance import proposal_digest
+from agentledger.domain.workorder import Budget, WorkOrder
+from agentledger.errors import Refused
+from agentledger.packs import get_pack
+from agentledger.packs.support import records
+from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from tests._temporal import Harness
 from tests.workflows import hostile_packs
 from tests.workflows.test_refund_run import REQUEST, kinds, refund_rows
-from workflows import AgentRunWorkflow, ApprovalDecision
 
 
 @pytest.fixture(autouse=True)

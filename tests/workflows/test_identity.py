@@ -14,13 +14,13 @@ from temporalio.service import RPCError
 
 from agentledger import client_ops
 from agentledger.devserver import temporal_binary
-from domain.approvals import MAX_RECORDED_REFUSALS
-from domain.events import ApprovalAttemptRefused, ApprovalGranted, RunFailed
-from domain.principal import Principal
-from packs import get_pack
+from agentledger.domain.approvals import MAX_RECORDED_REFUSALS
+from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, RunFailed
+from agentledger.domain.principal import Principal
+from agentledger.packs import get_pack
+from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, refund_rows
-from workflows import AgentRunWorkflow, ApprovalDecision
 
 pytestmark = pytest.mark.temporal
 

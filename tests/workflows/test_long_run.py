@@ -7,15 +7,15 @@ from datetime import UTC, datetime
 import pytest
 from temporalio.client import Client
 
-from activities.run_activities import build_step_packet
 from agentledger import client_ops
+from agentledger.activities.run_activities import build_step_packet
+from agentledger.domain.compaction import MAX_CARRIED_BYTES, can_compact, compact
+from agentledger.domain.events import RunEvent
+from agentledger.domain.fold import project, state_hash
+from agentledger.domain.manifest import resolve_manifest
+from agentledger.packs import Pack, get_pack, register_pack
+from agentledger.packs.support.profile import SUPPORT_PROFILE
 from bench import _noop_pack
-from domain.compaction import MAX_CARRIED_BYTES, can_compact, compact
-from domain.events import RunEvent
-from domain.fold import project, state_hash
-from domain.manifest import resolve_manifest
-from packs import Pack, get_pack, register_pack
-from packs.support.profile import SUPPORT_PROFILE
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, approve_pending
 

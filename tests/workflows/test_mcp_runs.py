@@ -16,12 +16,12 @@ import pytest
 
 from agentledger import client_ops
 from agentledger.config import Settings
+from agentledger.domain import events as ev
+from agentledger.domain.events import RunEvent
+from agentledger.domain.mcp import StreamableHttpTransport
 from agentledger.errors import Refused
+from agentledger.packs import get_pack, register_pack
 from bench import _mcp_pack as mcp
-from domain import events as ev
-from domain.events import RunEvent
-from domain.mcp import StreamableHttpTransport
-from packs import get_pack, register_pack
 from tests._temporal import Harness
 from tests.mcp.conftest import http_server  # noqa: F401 - a fixture this module uses
 

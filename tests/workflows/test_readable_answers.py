@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.events import ToolReceiptRecorded
-from domain.fold import project
+from agentledger.domain.events import ToolReceiptRecorded
+from agentledger.domain.fold import project
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, refund_rows
 

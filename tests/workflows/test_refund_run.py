@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
+from agentledger.domain.events import ApprovalAttemptRefused, RunCompleted, RunEvent
+from agentledger.domain.fold import project
 from agentledger.errors import Refused
-from domain.events import ApprovalAttemptRefused, RunCompleted, RunEvent
-from domain.fold import project
-from packs.support import records
+from agentledger.packs.support import records
 from tests._temporal import Harness
 
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from activities.memory import MemoryStore
-from domain.events import ContextPacketBuilt, MemoryProposed
+from agentledger.activities.memory import MemoryStore
+from agentledger.domain.events import ContextPacketBuilt, MemoryProposed
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, approve_pending
 

@@ -1,0 +1,40 @@
+"""The SQLAlchemy ledger: run events, content-addressed stores and read models.
+
+``Ledger.open(url)`` works on SQLite (embedded default) and PostgreSQL (psycopg 3) alike; the
+contract suite in ``tests/contract`` runs against both.
+"""
+
+from agentledger.activities.ledger._base import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_EVENT_BYTES
+from agentledger.activities.ledger._errors import (
+    LedgerConflict,
+    LedgerError,
+    LedgerUnavailable,
+    PayloadRejected,
+    PayloadTooLarge,
+)
+from agentledger.activities.ledger._migrate import upgrade
+from agentledger.activities.ledger._rows import (
+    ApprovalRow,
+    ApprovalStatus,
+    ReceiptRow,
+    RunRow,
+    RunStatus,
+)
+from agentledger.activities.ledger._store import Ledger
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_EVENT_BYTES",
+    "ApprovalRow",
+    "ApprovalStatus",
+    "Ledger",
+    "LedgerConflict",
+    "LedgerError",
+    "LedgerUnavailable",
+    "PayloadRejected",
+    "PayloadTooLarge",
+    "ReceiptRow",
+    "RunRow",
+    "RunStatus",
+    "upgrade",
+]

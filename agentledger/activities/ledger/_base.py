@@ -1,0 +1,45 @@
+"""What every part of the ledger shares: the engine, the limits, and transaction scopes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Connection, Engine
+
+from agentledger.activities.ledger._engine import WRITE_OPTIONS, translate_unavailable
+
+DEFAULT_MAX_EVENT_BYTES = 256 * 1024
+"""Events travel through Temporal payloads (2 MB hard limit); large content goes by hash."""
+
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+"""Packets and full tool outputs are stored by hash, outside workflow history."""
+
+
+class LedgerBase:
+    def __init__(self, engine: Engine, *, max_event_bytes: int, max_body_bytes: int) -> None:
+        self._engine = engine
+        self._writer = engine.execution_options(**WRITE_OPTIONS)
+        self.max_event_bytes = max_event_bytes
+        self.max_body_bytes = max_body_bytes
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        with translate_unavailable(self._engine.url), self._engine.connect() as conn:
+            yield conn
+
+    @contextmanager
+    def begin(self) -> Iterator[Connection]:
+        """A write transaction for ``append_in`` and the caller's own statements together.
+
+        On SQLite it takes the write lock up front (``BEGIN IMMEDIATE``), so concurrent writers
+        queue on the busy timeout instead of failing when a read lock cannot be upgraded.
+        """
+        with translate_unavailable(self._engine.url), self._writer.begin() as conn:
+            yield conn
+
+    _writing = begin

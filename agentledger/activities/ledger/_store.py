@@ -1,0 +1,218 @@
+"""The ledger: an append-only log of run events keyed by (run_id, seq), plus its read models.
+
+Appends are idempotent so activities can retry freely: re-appending an event that is already
+stored is a no-op success, while a *different* event at a taken (run_id, seq) is a
+``LedgerConflict``. Each append call is one transaction covering the events and every read model
+derived from them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+from pydantic import ValidationError
+from sqlalchemy import Connection, Text, cast, delete, func, select, tuple_
+from sqlalchemy.engine import URL
+
+from agentledger.activities.ledger._base import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_EVENT_BYTES
+from agentledger.activities.ledger._bulk import insert_rows
+from agentledger.activities.ledger._codec import (
+    EncodedEvent,
+    encode_event,
+    json_equal,
+    loads,
+    may_hold_nul,
+)
+from agentledger.activities.ledger._content import ContentStore
+from agentledger.activities.ledger._engine import build_engine, translate_unavailable
+from agentledger.activities.ledger._errors import LedgerConflict, LedgerError
+from agentledger.activities.ledger._migrate import upgrade
+from agentledger.activities.ledger._queries import ReadModelQueries
+from agentledger.activities.ledger._readmodels import apply_read_models
+from agentledger.activities.ledger._tables import approvals, receipts, run_events, runs
+from agentledger.domain.events import EVENT_ADAPTER, EVENT_LIST_ADAPTER, SCHEMA_VERSION, RunEvent
+from agentledger.domain.upcasting import upcast
+
+_REBUILD_CHUNK = 1000
+# The payload as stored text: pydantic parses it directly, without a dict in between.
+_PAYLOAD_TEXT = cast(run_events.c.payload, Text)
+_STORED = select(run_events.c.schema_version, _PAYLOAD_TEXT)
+
+
+class Ledger(ContentStore, ReadModelQueries):
+    """Open one per process and share it: it owns a connection pool."""
+
+    @classmethod
+    def open(
+        cls,
+        url: str | URL,
+        *,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        migrate: bool = True,
+        sqlite_synchronous: str = "FULL",
+        echo: bool = False,
+    ) -> Ledger:
+        """Connect to ``sqlite:///path`` or ``postgresql+psycopg://...`` and migrate to head.
+
+        SQLite defaults to ``synchronous=FULL``: an acknowledged append survives power loss.
+        """
+        engine = build_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
+        try:
+            if migrate:
+                with translate_unavailable(engine.url):
+                    upgrade(engine)
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, max_event_bytes=max_event_bytes, max_body_bytes=max_body_bytes)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- the log ---------------------------------------------------------------------------
+
+    def append(self, events: Sequence[RunEvent]) -> int:
+        """Store ``events`` and their read-model changes atomically; return how many were new."""
+        encoded = self._encode(events)
+        if not encoded:
+            return 0
+        with self._writing() as conn:
+            return self._append(conn, encoded)
+
+    def append_in(self, conn: Connection, events: Sequence[RunEvent]) -> int:
+        """``append`` inside the caller's transaction (ideally one from ``begin()``).
+
+        After an error the caller must roll back.
+        """
+        encoded = self._encode(events)
+        if not encoded:
+            return 0
+        with translate_unavailable(self._engine.url):
+            return self._append(conn, encoded)
+
+    def read(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
+        """The run's events with ``seq > after_seq``, in order, upcast to the current schema."""
+        query = _STORED.where(run_events.c.run_id == run_id, run_events.c.seq > after_seq)
+        with self._reading() as conn:
+            rows = [(v, t) for v, t in conn.execute(query.order_by(run_events.c.seq))]
+        return _load(rows)
+
+    def last_seq(self, run_id: str) -> int:
+        """The highest stored seq of the run, 0 when it has none."""
+        query = select(func.max(run_events.c.seq)).where(run_events.c.run_id == run_id)
+        with self._reading() as conn:
+            return conn.execute(query).scalar_one_or_none() or 0
+
+    def rebuild_read_models(self, run_id: str | None = None) -> int:
+        """Recompute read models from the log (one run, or all); returns the events replayed."""
+        query = _STORED.order_by(run_events.c.run_id, run_events.c.seq)
+        if run_id is not None:
+            query = query.where(run_events.c.run_id == run_id)
+        replayed = 0
+        with self._writing() as conn:
+            for table in (runs, approvals, receipts):
+                wipe = delete(table)
+                conn.execute(wipe if run_id is None else wipe.where(table.c.run_id == run_id))
+            stored = conn.execute(query.execution_options(yield_per=_REBUILD_CHUNK))
+            for chunk in stored.partitions():
+                rows = [(v, t) for v, t in chunk]
+                events = _load(rows)
+                apply_read_models(conn, events, clean=may_hold_nul(t for _, t in rows))
+                replayed += len(events)
+        return replayed
+
+    # --- internals -------------------------------------------------------------------------
+
+    def _encode(self, events: Iterable[RunEvent]) -> list[EncodedEvent]:
+        """Encode and size-check everything before touching the database.
+
+        The batch comes back in (run_id, seq) order, so concurrent appenders take row locks in
+        the same order, with exact duplicates dropped and contradictory ones refused.
+        """
+        encoded = [encode_event(event, self.max_event_bytes) for event in events]
+        keys = [e.key for e in encoded]
+        if any(a >= b for a, b in itertools.pairwise(keys)):
+            encoded = _sorted_unique(encoded)
+        return encoded
+
+    def _append(self, conn: Connection, encoded: list[EncodedEvent]) -> int:
+        # A plain executemany (no RETURNING): the driver's rowcount says how many were new.
+        inserted = insert_rows(conn, [e.row for e in encoded])
+        if inserted < len(encoded):
+            _check_unchanged(conn, encoded)
+        # Read-model updates are idempotent, so events already stored may safely pass again.
+        nul = may_hold_nul(e.body for e in encoded)
+        apply_read_models(conn, [e.event for e in encoded], clean=nul)
+        return inserted
+
+
+def _sorted_unique(encoded: list[EncodedEvent]) -> list[EncodedEvent]:
+    by_key: dict[tuple[str, int], EncodedEvent] = {}
+    for e in encoded:
+        earlier = by_key.setdefault(e.key, e)
+        if earlier.body != e.body:
+            raise LedgerConflict(*e.key, "the batch holds two different events for it")
+    return [by_key[key] for key in sorted(by_key)]
+
+
+def _check_unchanged(conn: Connection, encoded: list[EncodedEvent]) -> None:
+    """Every event of the batch is now stored; each must be the one we meant to append.
+
+    Identical bytes settle it. Otherwise the stored payload is upcast and compared as JSON, and
+    failing that as a model: an event written by an older build and retried by a newer one is
+    still the same event, and so is one whose frozensets another process serialised in another
+    order.
+    """
+    keys = [e.key for e in encoded]
+    query = select(run_events.c.run_id, run_events.c.seq, _PAYLOAD_TEXT).where(
+        tuple_(run_events.c.run_id, run_events.c.seq).in_(keys)
+    )
+    stored = {(run, seq): text for run, seq, text in conn.execute(query)}
+    for key, e in zip(keys, encoded, strict=True):
+        text = stored.get(key)
+        if text is None:
+            raise LedgerError(f"run {key[0]} seq {key[1]} was neither inserted nor found")
+        if text.encode() != e.body and not _same_event(loads(text), e):
+            raise LedgerConflict(*key, f"stored {loads(text).get('kind')}, got {e.event.kind}")
+
+
+def _same_event(stored: dict[str, Any], new: EncodedEvent) -> bool:
+    current = upcast(stored)
+    if json_equal(current, loads(new.body)):
+        return True
+    try:
+        return bool(EVENT_ADAPTER.validate_python(current) == new.event)
+    except ValidationError:
+        return False
+
+
+def _load(rows: Sequence[tuple[int, str]]) -> list[RunEvent]:
+    """Current-schema rows are parsed straight from JSON text by pydantic (one call for all);
+    older ones go through the upcasters first."""
+    try:
+        if all(version == SCHEMA_VERSION for version, _ in rows):
+            return EVENT_LIST_ADAPTER.validate_json("[" + ",".join(t for _, t in rows) + "]")
+        return EVENT_LIST_ADAPTER.validate_python([upcast(loads(t)) for _, t in rows])
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        index = error["loc"][0] if error["loc"] else None
+        bad = loads(rows[index][1]) if isinstance(index, int) else {}
+        raise LedgerError(
+            f"stored event {bad.get('kind')} #{bad.get('seq')} of run {bad.get('run_id')} "
+            f"does not load with this build's schema: {error['msg']}"
+        ) from exc

@@ -1,0 +1,65 @@
+"""The run's memory activity: persist the outbox, then admit the run's proposals.
+
+The workflow authors ``MemoryProposed`` (with a deterministic memory id); this activity turns it
+into a proposal in the run principal's own scope and admits it through the lifecycle. Retrying
+is safe: the ledger append and the admission are both idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio import activity
+
+from agentledger.activities.ledger import Ledger
+from agentledger.activities.memory._store import MemoryStore
+from agentledger.domain.events import MemoryProposed, RunEvent
+from agentledger.domain.memory import Refused, proposal_from_event
+from agentledger.domain.principal import Principal
+
+
+class ProposeMemoryInput(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    principal: Principal
+    now: datetime
+    outbox: list[RunEvent] = Field(default_factory=list)
+
+
+class ProposedMemory(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    memory_id: str
+    state: str
+    refused: str | None = None
+    awaiting_person: tuple[str, ...] = ()
+
+
+class MemoryActivities:
+    def __init__(self, ledger: Ledger, store: MemoryStore) -> None:
+        self._ledger = ledger
+        self._store = store
+
+    def all(self) -> list[Callable[..., object]]:
+        return [self.propose_memory]
+
+    @activity.defn(name="propose_memory")
+    def propose_memory(self, params: ProposeMemoryInput) -> list[ProposedMemory]:
+        self._ledger.append(params.outbox)
+        return [
+            self._admit(event, params.principal, params.now)
+            for event in params.outbox
+            if isinstance(event, MemoryProposed)
+        ]
+
+    def _admit(self, event: MemoryProposed, principal: Principal, now: datetime) -> ProposedMemory:
+        proposal = proposal_from_event(event, principal)
+        if isinstance(proposal, Refused):
+            return ProposedMemory(memory_id=event.memory_id, state="refused", refused=proposal.code)
+        admission = self._store.propose(proposal, principal, now)
+        return ProposedMemory(
+            memory_id=event.memory_id,
+            state=admission.record.state if admission.record else "refused",
+            refused=admission.refused.code if admission.refused else None,
+            awaiting_person=admission.awaiting_person,
+        )

@@ -1,0 +1,78 @@
+"""Provider failures, translated once into Temporal's retry vocabulary.
+
+Temporal owns retries (the HTTP client never retries), so every failure leaves this module as an
+``ApplicationError`` whose ``type`` names the cause and whose ``non_retryable`` says whether
+another attempt can help::
+
+    ApplicationError
+     ├── ModelRateLimited       429: retryable; honours Retry-After as the next retry delay
+     ├── ModelServerError       5xx, 408, 409: retryable
+     ├── ModelTimeout           connect/read/write/pool timeout: retryable
+     ├── ModelUnavailable       connection refused, reset, DNS: retryable
+     ├── ModelRequestRejected   other 4xx (bad request, auth, unknown model): non-retryable
+     └── ModelConfigError       profile settings invalid, API key variable unset: non-retryable
+
+A reply that arrives but is not a valid decision is not an error: it is returned as output and
+becomes a ``DecisionRejected`` event, so the model can be told and the run's budget bounds it.
+Messages quote at most a short excerpt of a response body, scrubbed of every secret the worker
+holds (a 401 often echoes the key it was sent), and never a request header.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import httpx
+from temporalio.exceptions import ApplicationError
+
+from agentledger.activities.redaction import redact
+
+_RETRYABLE_4XX = frozenset({408, 409, 429})
+_EXCERPT = 300
+_MAX_RETRY_AFTER = 600.0
+
+
+def config_error(message: str) -> ApplicationError:
+    return ApplicationError(message, type="ModelConfigError", non_retryable=True)
+
+
+def status_error(response: httpx.Response, url: str) -> ApplicationError:
+    """One mapping from an HTTP status to a typed, retryable or final failure."""
+    status = response.status_code
+    # Scrubbed before it is cut, so no prefix of a key survives at the excerpt's end.
+    excerpt = redact(response.text)[:_EXCERPT].replace("\n", " ")
+    message = redact(f"model provider at {url} answered HTTP {status}: {excerpt}")
+    if status == 429:
+        return ApplicationError(
+            message,
+            type="ModelRateLimited",
+            next_retry_delay=_retry_after(response.headers.get("retry-after")),
+        )
+    if status >= 500 or status in _RETRYABLE_4XX:
+        return ApplicationError(message, type="ModelServerError")
+    return ApplicationError(message, type="ModelRequestRejected", non_retryable=True)
+
+
+def transport_error(exc: httpx.TransportError, url: str) -> ApplicationError:
+    if isinstance(exc, httpx.TimeoutException):
+        return ApplicationError(
+            redact(f"model provider at {url} timed out ({type(exc).__name__})"),
+            type="ModelTimeout",
+        )
+    return ApplicationError(
+        redact(f"model provider at {url} is unreachable ({type(exc).__name__}: {exc})"),
+        type="ModelUnavailable",
+    )
+
+
+def _retry_after(value: str | None) -> timedelta | None:
+    """Seconds form only; an HTTP-date or nonsense leaves the policy's backoff in charge."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    if seconds <= 0:
+        return None
+    return timedelta(seconds=min(seconds, _MAX_RETRY_AFTER))

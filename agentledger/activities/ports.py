@@ -1,0 +1,70 @@
+"""The narrow ports activities call through: tools and models. Packs implement them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, JsonValue
+from sqlalchemy.engine import Engine
+
+from agentledger.domain.context import ContextPacket
+from agentledger.domain.manifest import ModelProfile
+from agentledger.domain.principal import Principal
+from agentledger.domain.tools import EvidencePassage, ResourceRef, ToolContract, VerifiedFact
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    operation_id: str
+    principal: Principal
+    arguments: BaseModel
+    idempotency_key: str | None
+    now: datetime
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool implementation reports; the activity turns it into a Receipt."""
+
+    status: Literal["succeeded", "failed"]
+    output: dict[str, JsonValue]
+    receipt_id: str | None = None
+    facts: tuple[VerifiedFact, ...] = ()
+    resources: tuple[ResourceRef, ...] = ()
+    evidence: tuple[EvidencePassage, ...] = ()
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+class ToolImplementation(Protocol):
+    contract: ToolContract
+
+    def execute(self, engine: Engine, call: ToolCall) -> ToolOutput:
+        """Run against the system of record. Writes must honour ``call.idempotency_key``."""
+        ...
+
+    def reconcile(self, engine: Engine, call: ToolCall) -> ToolOutput | None:
+        """For writes: read the system of record by idempotency key; ``None`` if nothing ran."""
+        ...
+
+
+@dataclass(frozen=True)
+class ModelUsage:
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    estimated: bool = True
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """Raw structured output; the runtime parses and validates it into a Decision."""
+
+    output: dict[str, JsonValue]
+    usage: ModelUsage = field(default_factory=ModelUsage)
+
+
+class ModelClient(Protocol):
+    def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply: ...

@@ -1,0 +1,265 @@
+"""``SqlRetriever``: versioned policy documents on SQLite or PostgreSQL behind one port.
+
+Revisions are immutable once stored. Approving or withdrawing a revision recomputes, in one
+transaction, which revision of the document is effective when: each approved revision is
+effective from its ``effective_from`` until the next approved revision starts (or its own
+``effective_to``). So a newer approved revision supersedes the old one in search results, while
+the old one stays readable by id for audit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from agentledger.activities.retrieval import _search
+from agentledger.activities.retrieval._markdown import ParsedDocument
+from agentledger.activities.retrieval._model import (
+    GLOBAL_TENANT,
+    ApprovalState,
+    DocumentConflict,
+    DocumentNotFound,
+    PassageHit,
+    PolicyDocument,
+)
+from agentledger.activities.retrieval._tables import documents, passages
+from agentledger.activities.retrieval._terms import aware, utc
+
+
+def _natural(revision: str) -> tuple[tuple[int, int, str], ...]:
+    """ "v10" after "v9", "2026-08" after "2026-07"."""
+    parts = re.findall(r"\d+|\D+", revision)
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+
+
+class SqlRetriever:
+    """The ``Retriever`` port plus the document operations behind ``agentledger docs``."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._writer = engine.execution_options(ledger_write=True)
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    # ---------------------------------------------------------------- the port
+    def search(
+        self, query: str, *, tenant_id: str, now: datetime, limit: int = 3
+    ) -> list[PassageHit]:
+        with self._engine.connect() as conn:
+            return _search.search(conn, query, limit, _search.Filters(tenant_id, now))
+
+    def search_unfiltered(self, query: str, *, limit: int = 3) -> list[PassageHit]:
+        """Every tenant and revision on the same index: audit and benchmarks only."""
+        with self._engine.connect() as conn:
+            return _search.search(conn, query, limit, None)
+
+    def passage(self, source_id: str, revision: str, *, tenant_id: str) -> PassageHit | None:
+        p = passages.c
+        with self._engine.connect() as conn:
+            row = (
+                conn.execute(
+                    select(p.source_id, p.document_id, p.revision, p.anchor, p.title, p.text)
+                    .add_columns(p.content_hash, p.tenant_id)
+                    .where(p.source_id == source_id, p.revision == revision)
+                    .where(p.tenant_id.in_([tenant_id, GLOBAL_TENANT]))
+                )
+                .mappings()
+                .first()
+            )
+        return PassageHit(**row) if row is not None else None
+
+    # ------------------------------------------------------------ documents
+    def add_document(
+        self,
+        parsed: ParsedDocument,
+        *,
+        tenant_id: str,
+        document_id: str,
+        revision: str,
+        effective_from: datetime,
+        now: datetime,
+        effective_to: datetime | None = None,
+    ) -> bool:
+        """Store a draft revision; ``False`` if this exact revision is already stored."""
+        try:
+            return self._add(
+                parsed, tenant_id, document_id, revision, effective_from, now, effective_to
+            )
+        except IntegrityError:
+            # Another worker stored the same revision first: same content is a no-op.
+            with self._engine.connect() as conn:
+                existing = self._document(conn, tenant_id, document_id, revision)
+            if existing is None or existing.content_hash != parsed.content_hash:
+                raise
+            return False
+
+    def _add(
+        self,
+        parsed: ParsedDocument,
+        tenant_id: str,
+        document_id: str,
+        revision: str,
+        effective_from: datetime,
+        now: datetime,
+        effective_to: datetime | None,
+    ) -> bool:
+        with self._writer.begin() as conn:
+            existing = self._document(conn, tenant_id, document_id, revision)
+            if existing is not None:
+                if existing.content_hash != parsed.content_hash:
+                    raise DocumentConflict(
+                        f"{document_id}@{revision} is already stored with other content; "
+                        "load the change as a new revision"
+                    )
+                return False
+            conn.execute(
+                insert(documents).values(
+                    tenant_id=tenant_id,
+                    document_id=document_id,
+                    revision=revision,
+                    title=parsed.title or document_id,
+                    effective_from=utc(effective_from),
+                    effective_to=utc(effective_to) if effective_to else None,
+                    approval_state="draft",
+                    content_hash=parsed.content_hash,
+                    loaded_at=utc(now),
+                )
+            )
+            ids = [
+                _inserted_id(conn.execute(insert(passages).values(**row)).inserted_primary_key)
+                for row in _passage_rows(tenant_id, document_id, revision, effective_from, parsed)
+            ]
+            _search.index(conn, ids)
+        return True
+
+    def approve(
+        self, tenant_id: str, document_id: str, revision: str, *, approved_by: str
+    ) -> PolicyDocument:
+        return self._set_state(tenant_id, document_id, revision, "approved", approved_by)
+
+    def withdraw(self, tenant_id: str, document_id: str, revision: str) -> PolicyDocument:
+        return self._set_state(tenant_id, document_id, revision, "withdrawn", None)
+
+    def revisions(self, tenant_id: str, document_id: str) -> list[PolicyDocument]:
+        with self._engine.connect() as conn:
+            return self._revisions(conn, tenant_id, document_id)
+
+    def current_revisions(self, tenant_id: str, now: datetime) -> dict[str, str]:
+        """Document id → the revision effective at ``now``: what a run's policy version pins."""
+        p = passages.c
+        at = utc(now)
+        with self._engine.connect() as conn:
+            rows = conn.execute(
+                select(p.document_id, p.revision)
+                .distinct()
+                .where(p.tenant_id.in_([tenant_id, GLOBAL_TENANT]), p.approved)
+                .where(p.effective_from <= at)
+                .where((p.effective_until.is_(None)) | (p.effective_until > at))
+            ).all()
+        return dict(sorted((str(d), str(r)) for d, r in rows))
+
+    # -------------------------------------------------------------- helpers
+    def _set_state(
+        self, tenant_id: str, document_id: str, revision: str, state: ApprovalState, by: str | None
+    ) -> PolicyDocument:
+        key = (tenant_id, document_id, revision)
+        with self._writer.begin() as conn:
+            if self._document(conn, *key) is None:
+                raise DocumentNotFound(f"no document {document_id}@{revision} for {tenant_id}")
+            conn.execute(
+                update(documents)
+                .where(*_doc_key(*key))
+                .values(approval_state=state, approved_by=by)
+            )
+            self._recompute(conn, tenant_id, document_id)
+            found = self._document(conn, *key)
+        assert found is not None
+        return found
+
+    def _recompute(self, conn: Connection, tenant_id: str, document_id: str) -> None:
+        """Each approved revision runs until the next one starts: one effective at a time."""
+        revisions = self._revisions(conn, tenant_id, document_id)
+        chain = sorted((d for d in revisions if d.approval_state == "approved"), key=_order)
+        successor = {a.revision: b for a, b in itertools.pairwise(chain)}
+        for doc in revisions:
+            nxt = successor.get(doc.revision)
+            ends = [t for t in (doc.effective_to, nxt.effective_from if nxt else None) if t]
+            conn.execute(
+                update(documents)
+                .where(*_doc_key(tenant_id, document_id, doc.revision))
+                .values(superseded_by=nxt.revision if nxt else None)
+            )
+            conn.execute(
+                update(passages)
+                .where(passages.c.tenant_id == tenant_id, passages.c.document_id == document_id)
+                .where(passages.c.revision == doc.revision)
+                .values(
+                    approved=doc.approval_state == "approved",
+                    effective_until=utc(min(ends)) if ends else None,
+                )
+            )
+
+    def _revisions(
+        self, conn: Connection, tenant_id: str, document_id: str
+    ) -> list[PolicyDocument]:
+        d = documents.c
+        rows = conn.execute(
+            select(documents).where(d.tenant_id == tenant_id, d.document_id == document_id)
+        ).mappings()
+        return sorted((_document(r) for r in rows), key=lambda x: _natural(x.revision))
+
+    def _document(
+        self, conn: Connection, tenant_id: str, document_id: str, revision: str
+    ) -> PolicyDocument | None:
+        row = conn.execute(select(documents).where(*_doc_key(tenant_id, document_id, revision)))
+        found = row.mappings().first()
+        return _document(found) if found is not None else None
+
+
+def _inserted_id(key: Any) -> int:
+    assert key is not None
+    return int(key[0])
+
+
+def _order(doc: PolicyDocument) -> tuple[Any, ...]:
+    return (doc.effective_from, _natural(doc.revision))
+
+
+def _doc_key(tenant_id: str, document_id: str, revision: str) -> tuple[Any, ...]:
+    d = documents.c
+    return (d.tenant_id == tenant_id, d.document_id == document_id, d.revision == revision)
+
+
+def _document(row: Any) -> PolicyDocument:
+    fields = {k: row[k] for k in PolicyDocument.model_fields}
+    fields["effective_from"] = aware(row["effective_from"])
+    fields["effective_to"] = aware(row["effective_to"])
+    return PolicyDocument(**fields)
+
+
+def _passage_rows(
+    tenant_id: str, document_id: str, revision: str, effective_from: datetime, doc: ParsedDocument
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "tenant_id": tenant_id,
+            "document_id": document_id,
+            "revision": revision,
+            "anchor": p.anchor,
+            "source_id": f"{document_id}#{p.anchor}",
+            "title": p.title,
+            "text": p.text,
+            "content_hash": p.content_hash,
+            "approved": False,
+            "effective_from": utc(effective_from),
+            "effective_until": None,
+        }
+        for p in doc.passages
+    ]

@@ -1,0 +1,366 @@
+"""Every side effect of a run: manifests, model steps, tool calls and ledger appends.
+
+Each activity first persists the workflow's outbox (idempotent on (run_id, seq)), so appending
+events rides on a round trip the step needs anyway. All are safe to retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from functools import lru_cache
+
+from pydantic import TypeAdapter, ValidationError
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from agentledger.activities.directory import check_requester
+from agentledger.activities.ledger import Ledger
+from agentledger.activities.mcp import (
+    McpToolImplementation,
+    PreapprovedElicitations,
+    discover,
+    pin_server,
+)
+from agentledger.activities.memory import MemoryStore
+from agentledger.activities.messages import (
+    AppendInput,
+    ModelStepInput,
+    ModelStepResult,
+    PacketSummary,
+    PrepareRunInput,
+    TokenUsage,
+    ToolStepInput,
+)
+from agentledger.activities.models import chosen_model
+from agentledger.activities.ports import ModelClient, ToolCall, ToolImplementation, ToolOutput
+from agentledger.domain.canonical import sha256_hex
+from agentledger.domain.context import (
+    BpeTokenCounter,
+    ContextItem,
+    ContextPacket,
+    InsufficientContext,
+    ToolDefinition,
+    build_context,
+    candidates_from_state,
+    model_counter,
+    model_view,
+    user_view,
+)
+from agentledger.domain.decisions import Decision
+from agentledger.domain.manifest import ExecutionManifest, resolve_manifest
+from agentledger.domain.mcp import pinned_tool
+from agentledger.domain.state import WorkingState
+from agentledger.domain.tools import Receipt, ToolContract, bounded_receipt
+from agentledger.packs import Pack, UnknownPack, get_pack
+
+_DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
+
+
+class RunActivities:
+    """Activity implementations bound to one ledger and the installed packs and models."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        models: Mapping[str, ModelClient],
+        packs: Callable[[str], Pack] = get_pack,
+        memory: MemoryStore | None = None,
+    ) -> None:
+        self._memory = memory
+        self._ledger = ledger
+        self._models = models
+        self._packs = packs
+        self._manifests = lru_cache(maxsize=256)(self._load_manifest)
+        self._contracts = lru_cache(maxsize=256)(self._load_contracts)
+
+    def all(self) -> list[Callable[..., object]]:
+        return [
+            self.prepare_run,
+            self.model_step,
+            self.execute_tool,
+            self.reconcile_tool,
+            self.append_events,
+        ]
+
+    @activity.defn(name="prepare_run")
+    def prepare_run(self, params: PrepareRunInput) -> ExecutionManifest:
+        check_requester(self._ledger, params.work_order.principal)
+        pack = self._pack(params.work_order.pack)
+        profile, override = pack.profile, params.work_order.model_override
+        if override is not None:
+            # A provider configured on this worker, by name: never a run starter's URL or key.
+            profile = profile.model_copy(update={"model": chosen_model(override, self._models)})
+        manifest = resolve_manifest(
+            profile,
+            attempt_id=f"{params.run_id}/{activity.info().workflow_run_id}",
+            work_order_digest=sha256_hex(params.work_order.model_dump(mode="json")),
+            memory_snapshot="none",
+            policy_version=pack.policy_version(self._ledger.engine),
+            # Each MCP server is discovered at attempt start and its identity, protocol,
+            # capabilities and tool-list digest frozen here; calls are checked against them.
+            mcp_pins=tuple(pin_server(discover(c), c) for c in profile.mcp_servers),
+        )
+        self._ledger.put_manifest(manifest)
+        return manifest
+
+    @activity.defn(name="append_events")
+    def append_events(self, params: AppendInput) -> int:
+        return self._ledger.append(params.events)
+
+    @activity.defn(name="model_step")
+    def model_step(self, params: ModelStepInput) -> ModelStepResult:
+        self._ledger.append(params.outbox)
+        manifest = self._manifests(params.manifest_hash)
+        try:
+            packet = self._build_packet(params, manifest)
+        except InsufficientContext as refusal:
+            return ModelStepResult(insufficient_context=str(refusal))
+        self._ledger.put_packet(
+            packet.packet_hash, params.run_id, params.step, packet.model_dump(mode="json")
+        )
+        model = self._models.get(manifest.model.provider)
+        if model is None:
+            raise ApplicationError(
+                f"no model provider {manifest.model.provider!r} on this worker "
+                f"(has: {', '.join(sorted(self._models))})",
+                type="UnknownModelProvider",
+                non_retryable=True,
+            )
+        reply = model.decide(packet, manifest.model)
+        usage = reply.usage
+        if not usage.estimated and usage.input_tokens > 0 and packet.total_tokens > 0:
+            # The provider's count corrects this encoding's estimates for the next packets.
+            _counter(manifest).calibrate(packet.total_tokens, usage.input_tokens)
+        charged = ModelStepResult(
+            packet=_summary(packet),
+            tokens_used=usage.input_tokens + usage.output_tokens or packet.total_tokens,
+            usage=TokenUsage(
+                input_tokens=usage.input_tokens,
+                cached_tokens=usage.cached_tokens,
+                output_tokens=usage.output_tokens,
+                reported=not usage.estimated,
+            ),
+        )
+        if reply.output.get("type") == "malformed_reply":
+            problem = reply.output.get("problem")
+            return charged.model_copy(update={"rejection": f"model reply unusable: {problem}"})
+        try:
+            decision = _DECISION.validate_python(reply.output)
+        except ValidationError as exc:
+            rejection = (
+                f"model output is not a valid decision: {exc.error_count()} error(s), "
+                f"first: {exc.errors()[0]['msg']}"
+            )
+            return charged.model_copy(update={"rejection": rejection})
+        return charged.model_copy(update={"decision": decision})
+
+    @activity.defn(name="execute_tool")
+    def execute_tool(self, params: ToolStepInput) -> Receipt:
+        self._ledger.append(params.outbox)
+        tool, call = self._tool_call(params)
+        # A write first asks the system of record whether this key already ran: a retry after
+        # a crash returns the original receipt instead of acting twice.
+        output = (
+            tool.reconcile(self._ledger.engine, call) if tool.contract.scope == "write" else None
+        )
+        if output is None:
+            output = tool.execute(self._ledger.engine, call)
+        return self._receipt(params, tool, output)
+
+    @activity.defn(name="reconcile_tool")
+    def reconcile_tool(self, params: ToolStepInput) -> Receipt:
+        self._ledger.append(params.outbox)
+        tool, call = self._tool_call(params)
+        output = tool.reconcile(self._ledger.engine, call)
+        if output is None:
+            output = ToolOutput(
+                status="failed",
+                output={"error": "not_executed"},
+                error_code="not_executed",
+                error_message="the system of record shows no effect for this "
+                "operation; it did not happen",
+            )
+        return self._receipt(params, tool, output)
+
+    # ------------------------------------------------------------------ helpers
+    def _pack(self, name: str) -> Pack:
+        try:
+            return self._packs(name)
+        except UnknownPack as exc:
+            # Final: retrying cannot install a pack; the run is recorded as failed instead.
+            raise ApplicationError(str(exc), type="UnknownPack", non_retryable=True) from None
+
+    def _load_manifest(self, manifest_hash: str) -> ExecutionManifest:
+        manifest = self._ledger.get_manifest(manifest_hash)
+        if manifest is None:
+            raise ApplicationError(
+                f"no manifest {manifest_hash} in the ledger",
+                type="UnknownManifest",
+                non_retryable=True,
+            )
+        return manifest
+
+    def _build_packet(self, params: ModelStepInput, manifest: ExecutionManifest) -> ContextPacket:
+        state = params.state
+        assert state.work_order is not None
+        pack = self._pack(state.work_order.pack)
+        # Retrieved as the run's principal; the builder decides which steps need them.
+        principal = state.work_order.principal
+        memories = self._memory.context_items(principal, params.now) if self._memory else []
+        return build_step_packet(pack, manifest, params.step, state, params.now, memories)
+
+    def _load_contracts(self, manifest_hash: str, pack: str) -> Mapping[str, ToolContract]:
+        return self._manifests(manifest_hash).tool_contracts(self._pack(pack).contracts)
+
+    def _tool(self, params: ToolStepInput) -> ToolImplementation:
+        native = self._pack(params.pack).tools.get(params.tool)
+        if native is not None:
+            return native
+        # A pinned MCP tool, rebuilt from the manifest: no worker-side view of the server.
+        pins = self._manifests(params.manifest_hash).mcp_servers
+        pin, name = pinned_tool(pins, params.tool)
+        return McpToolImplementation(
+            self._contracts(params.manifest_hash, params.pack)[params.tool],
+            pin,
+            name,
+            elicitation_handler=PreapprovedElicitations(params.elicitation_answers),
+        )
+
+    def _tool_call(self, params: ToolStepInput) -> tuple[ToolImplementation, ToolCall]:
+        tool = self._tool(params)
+        arguments = tool.contract.input_model.model_validate(params.arguments)
+        return tool, ToolCall(
+            operation_id=params.operation_id,
+            principal=params.principal,
+            arguments=arguments,
+            idempotency_key=params.idempotency_key,
+            now=params.now,
+        )
+
+    def _receipt(
+        self, params: ToolStepInput, tool: ToolImplementation, output: ToolOutput
+    ) -> Receipt:
+        contract = tool.contract
+        output_hash = sha256_hex(output.output)
+        self._ledger.put_tool_output(
+            output_hash, params.run_id, params.operation_id, contract.name, output.output
+        )
+        receipt = Receipt(
+            operation_id=params.operation_id,
+            tool=contract.name,
+            tool_version=contract.version,
+            status=output.status,
+            idempotency_key=params.idempotency_key,
+            receipt_id=output.receipt_id,
+            facts=output.facts,
+            resources=output.resources,
+            evidence=output.evidence,
+            model_view=model_view(output.output, contract.model_view),
+            user_view=_user_line(output, contract),
+            output_hash=output_hash,
+            error_code=output.error_code,
+            error_message=output.error_message,
+            observed_at=params.now,
+        )
+        return bounded_receipt(receipt, contract.scope)
+
+
+def build_step_packet(
+    pack: Pack,
+    manifest: ExecutionManifest,
+    step: str,
+    state: WorkingState,
+    now: datetime,
+    memories: Sequence[ContextItem] = (),
+) -> ContextPacket:
+    """The packet for one step: candidates from the state, compiled under the manifest."""
+    assert state.work_order is not None
+    candidates = [
+        *candidates_from_state(state, _instructions(manifest, step, now), now),
+        *_observations(state),
+        *memories,
+    ]
+    definitions = {
+        name: ToolDefinition.from_contract(c)
+        for name, c in manifest.tool_contracts(pack.contracts).items()
+        if manifest.grant(name) is not None
+    }
+    return build_context(
+        manifest.step(step),
+        state.work_order.principal,
+        state,
+        candidates,
+        manifest.policy_version,
+        manifest.token_budget,
+        now,
+        tool_definitions=definitions,
+        model_settings_digest=sha256_hex(manifest.model.model_dump(mode="json")),
+        counter=_counter(manifest),
+    )
+
+
+def _counter(manifest: ExecutionManifest) -> BpeTokenCounter:
+    model = manifest.model
+    return model_counter(model.encoding, f"{model.provider}:{model.model}")
+
+
+def _instructions(manifest: ExecutionManifest, step: str, now: datetime) -> list[ContextItem]:
+    return [
+        ContextItem.make(
+            id=i.id,
+            kind="instruction",
+            content=i.text,
+            source=f"instructions@{manifest.instruction_bundle[:19]}",
+            trust_level="instruction",
+            created_at=now,
+            required_for_step=(step,),
+        )
+        for i in manifest.instructions
+    ]
+
+
+def _observations(state: WorkingState) -> list[ContextItem]:
+    """The latest model view of each tool: observations, never instructions."""
+    return [
+        ContextItem.make(
+            id=f"obs:{o.operation_id}",
+            kind="tool_result",
+            content=o.model_view,
+            source=f"tool:{o.tool}",
+            trust_level="tool_observation",
+            created_at=o.observed_at,
+            title=f"{o.tool} result",
+        )
+        for o in state.observations.values()
+    ]
+
+
+def _summary(packet: ContextPacket) -> PacketSummary:
+    citable = set(packet.included_ids) | {item.source for item in packet.items()}
+    return PacketSummary(
+        packet_hash=packet.packet_hash,
+        cache_key=packet.cache_key,
+        section_tokens=packet.section_tokens,
+        total_tokens=packet.total_tokens,
+        omission_count=len(packet.omissions),
+        included_ids=packet.included_ids,
+        citable_ids=tuple(sorted(citable)),
+    )
+
+
+FAILED_TEMPLATE = "{tool} failed: {error_code}: {error_message}"
+
+
+def _user_line(output: ToolOutput, contract: ToolContract) -> str:
+    """The activity-stream line: a tool's summary template describes its success; a failure is
+    told by its code and message, not by a template whose fields it does not have."""
+    if output.status == "succeeded":
+        return user_view(output.output, contract.summary_template, tool=contract.name)
+    return user_view(
+        output.output,
+        FAILED_TEMPLATE,
+        tool=contract.name,
+        error_code=output.error_code or "failed",
+        error_message=output.error_message or "",
+    )

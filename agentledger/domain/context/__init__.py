@@ -1,0 +1,115 @@
+"""The context compiler: selects exactly what one model call sees, and records what it left out.
+
+Pure and deterministic: candidates are gathered by activities and passed in; ``now`` is an
+argument; the only state is a token-count memo that cannot change a result.
+"""
+
+from agentledger.domain.context.budget import (
+    EXAMPLE_BUDGET,
+    POOLS,
+    Overflow,
+    Pool,
+    SectionBudget,
+    TokenBudget,
+)
+from agentledger.domain.context.builder import build_context
+from agentledger.domain.context.candidates import candidates_from_state
+from agentledger.domain.context.errors import InsufficientContext, MissingContext, Problem
+from agentledger.domain.context.items import (
+    KIND_CATEGORY,
+    KIND_TRUST,
+    TRUST_RANK,
+    Category,
+    ContextItem,
+    Kind,
+    Lifecycle,
+    Sensitivity,
+    TrustLevel,
+)
+from agentledger.domain.context.packet import (
+    OUTPUT_SCHEMAS,
+    Conflict,
+    ContextPacket,
+    Omission,
+    OmissionReason,
+    OutputSchema,
+    PacketItem,
+    Section,
+    SectionName,
+    ToolDefinition,
+    cited_ids_present,
+)
+from agentledger.domain.context.profiles import (
+    CHOOSE_NEXT_ACTION,
+    CLASSIFY,
+    DRAFT_ANSWER,
+    SUPPORT_STEP_PROFILES,
+    OutputSchemaName,
+    RequirementRule,
+    StepProfile,
+)
+from agentledger.domain.context.render import render_packet
+from agentledger.domain.context.state_view import StateField, state_view
+from agentledger.domain.context.tokens import (
+    ApproxTokenCounter,
+    BpeTokenCounter,
+    TokenCounter,
+    counter_for_encoding,
+    default_counter,
+    model_counter,
+)
+from agentledger.domain.context.views import DistillationRecord, distill, model_view, user_view
+
+__all__ = [
+    "CHOOSE_NEXT_ACTION",
+    "CLASSIFY",
+    "DRAFT_ANSWER",
+    "EXAMPLE_BUDGET",
+    "KIND_CATEGORY",
+    "KIND_TRUST",
+    "OUTPUT_SCHEMAS",
+    "POOLS",
+    "SUPPORT_STEP_PROFILES",
+    "TRUST_RANK",
+    "ApproxTokenCounter",
+    "BpeTokenCounter",
+    "Category",
+    "Conflict",
+    "ContextItem",
+    "ContextPacket",
+    "DistillationRecord",
+    "InsufficientContext",
+    "Kind",
+    "Lifecycle",
+    "MissingContext",
+    "Omission",
+    "OmissionReason",
+    "OutputSchema",
+    "OutputSchemaName",
+    "Overflow",
+    "PacketItem",
+    "Pool",
+    "Problem",
+    "RequirementRule",
+    "Section",
+    "SectionBudget",
+    "SectionName",
+    "Sensitivity",
+    "StateField",
+    "StepProfile",
+    "TokenBudget",
+    "TokenCounter",
+    "ToolDefinition",
+    "TrustLevel",
+    "build_context",
+    "candidates_from_state",
+    "cited_ids_present",
+    "counter_for_encoding",
+    "default_counter",
+    "distill",
+    "model_counter",
+    "model_view",
+    "render_packet",
+    "state_view",
+    "user_view",
+]

@@ -1,0 +1,75 @@
+"""Candidates the run's own state already holds: the request, evidence, unresolved errors.
+
+Callers add tool observations and memories themselves; this function fetches nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import get_args
+
+from agentledger.domain.context.items import ContextItem, TrustLevel
+from agentledger.domain.state import EvidenceRef, UnresolvedError, WorkingState
+from agentledger.domain.workorder import WorkOrder
+
+_TRUST_LEVELS: dict[str, TrustLevel] = {t: t for t in get_args(TrustLevel)}
+
+
+def candidates_from_state(
+    state: WorkingState, instructions: Sequence[ContextItem], now: datetime
+) -> list[ContextItem]:
+    """Instructions as given, then the user's request, evidence and unresolved errors."""
+    since = state.started_at or now
+    tenant = state.work_order.principal.tenant_id if state.work_order else None
+    items = list(instructions)
+    if state.work_order is not None:
+        items.append(_request(state.run_id, state.work_order, since))
+    items.extend(_evidence(ref, tenant, since) for ref in state.evidence)
+    errors = sorted(state.unresolved_errors.items())
+    items.extend(_error(state.run_id, e, tenant, since) for _, e in errors)
+    return items
+
+
+def _request(run_id: str, order: WorkOrder, since: datetime) -> ContextItem:
+    """The request is a user claim: data to act on, never an instruction to obey."""
+    return ContextItem.make(
+        id=f"request:{run_id}",
+        kind="user_request",
+        content={"text": order.request_text, "user_id": order.principal.user_id},
+        source="work_order",
+        trust_level="user_claim",
+        created_at=since,
+        tenant_id=order.principal.tenant_id,
+        title="User request",
+    )
+
+
+def _evidence(ref: EvidenceRef, tenant: str | None, since: datetime) -> ContextItem:
+    # An unknown trust label is treated as untrusted; a policy passage then needs approval to enter.
+    trust = _TRUST_LEVELS.get(ref.trust, "untrusted")
+    return ContextItem.make(
+        id=ref.source_id,
+        kind="policy_passage",
+        content=ref.text,
+        source=ref.source_id,
+        trust_level=trust,
+        created_at=since,
+        revision=ref.revision,
+        content_hash=ref.content_hash,
+        tenant_id=tenant,
+        title=ref.title,
+    )
+
+
+def _error(run_id: str, error: UnresolvedError, tenant: str | None, since: datetime) -> ContextItem:
+    return ContextItem.make(
+        id=f"error:{error.error_id}",
+        kind="unresolved_error",
+        content={"code": error.code, "message": error.message, "operation_id": error.operation_id},
+        source=f"run:{run_id}",
+        trust_level="tool_observation",
+        created_at=since,
+        tenant_id=tenant,
+        title=f"Unresolved error {error.code}",
+    )

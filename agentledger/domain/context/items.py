@@ -1,0 +1,178 @@
+"""Context items: one candidate piece of context plus the metadata that decides its fate.
+
+Plain text cannot say whether it is current, trusted, required or safe to show; the metadata here
+can, so the builder decides from metadata and the model only ever sees the selected content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, JsonValue, model_validator
+
+from agentledger.domain._model import Frozen
+from agentledger.domain.canonical import sha256_hex
+
+Kind = Literal[
+    "instruction",
+    "user_request",
+    "verified_fact",
+    "policy_passage",
+    "tool_result",
+    "conversation_turn",
+    "memory",
+    "record_index",
+    "principal_profile",
+    "unresolved_error",
+]
+TrustLevel = Literal[
+    "instruction",
+    "verified_fact",
+    "approved_policy",
+    "tool_observation",
+    "user_claim",
+    "model_summary",
+    "untrusted",
+]
+Category = Literal["instructions", "authoritative", "reference", "working", "evidence"]
+Lifecycle = Literal[
+    "observed",
+    "quarantined",
+    "classified",
+    "evaluated",
+    "approved",
+    "published",
+    "superseded",
+    "revoked",
+    "expired",
+]
+Sensitivity = Literal["public", "internal", "confidential", "restricted"]
+
+KIND_CATEGORY: Mapping[Kind, Category] = MappingProxyType(
+    {
+        "instruction": "instructions",
+        "verified_fact": "authoritative",
+        "principal_profile": "authoritative",
+        "policy_passage": "evidence",
+        "tool_result": "evidence",
+        "user_request": "working",
+        "conversation_turn": "working",
+        "unresolved_error": "working",
+        "memory": "reference",
+        "record_index": "reference",
+    }
+)
+"""Which of the five visibly separate categories each kind belongs to (seed 003)."""
+
+KIND_TRUST: Mapping[Kind, frozenset[TrustLevel]] = MappingProxyType(
+    {
+        "instruction": frozenset({"instruction"}),
+        "verified_fact": frozenset({"verified_fact"}),
+        "principal_profile": frozenset({"verified_fact"}),
+        "policy_passage": frozenset({"approved_policy"}),
+    }
+)
+"""Kinds that claim authority must carry matching trust; text cannot promote itself by its kind.
+Kinds not listed accept any trust level and are shown as marked data."""
+
+TRUST_RANK: Mapping[TrustLevel, int] = MappingProxyType(
+    {
+        "instruction": 6,
+        "approved_policy": 5,
+        "verified_fact": 5,
+        "tool_observation": 4,
+        "user_claim": 2,
+        "model_summary": 1,
+        "untrusted": 0,
+    }
+)
+"""Authority order used for ranking and for choosing the survivor among duplicates."""
+
+PUBLISHED: frozenset[Lifecycle | None] = frozenset({"published", None})
+
+
+class ContextItem(Frozen):
+    """One candidate for a model call. ``content_hash`` is derived from ``content`` when absent.
+
+    ``tenant_id=None`` means global; ``permission_scope`` is the scope the principal must hold.
+    ``claim_key`` names the fact the item asserts (e.g. ``customer.language``) so that two items
+    asserting different values can be surfaced as a conflict instead of silently resolved.
+    """
+
+    id: str
+    kind: Kind
+    content: JsonValue
+    source: str
+    trust_level: TrustLevel
+    created_at: AwareDatetime
+    content_hash: str
+    expires_at: AwareDatetime | None = None
+    required_for_step: tuple[str, ...] = ()
+    revision: str | None = None
+    sensitivity: Sensitivity = "internal"
+    tenant_id: str | None = None
+    permission_scope: str | None = None
+    title: str = ""
+    lifecycle_state: Lifecycle | None = None
+    relevance: float = 0.0
+    superseded_by: str | None = None
+    claim_key: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_hash(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("content_hash"):
+            return {**data, "content_hash": sha256_hex(data.get("content"))}
+        return data
+
+    @property
+    def category(self) -> Category:
+        return KIND_CATEGORY[self.kind]
+
+    @classmethod
+    def make(
+        cls,
+        *,
+        id: str,
+        kind: Kind,
+        content: JsonValue,
+        source: str,
+        trust_level: TrustLevel,
+        created_at: datetime,
+        expires_at: datetime | None = None,
+        required_for_step: tuple[str, ...] = (),
+        revision: str | None = None,
+        content_hash: str | None = None,
+        sensitivity: Sensitivity = "internal",
+        tenant_id: str | None = None,
+        permission_scope: str | None = None,
+        title: str = "",
+        lifecycle_state: Lifecycle | None = None,
+        relevance: float = 0.0,
+        superseded_by: str | None = None,
+        claim_key: str | None = None,
+    ) -> ContextItem:
+        """Build an item; ``content`` is hashed with the canonical digest unless a hash is given."""
+        return cls(
+            id=id,
+            kind=kind,
+            content=content,
+            source=source,
+            trust_level=trust_level,
+            created_at=created_at,
+            expires_at=expires_at,
+            required_for_step=required_for_step,
+            revision=revision,
+            content_hash=content_hash or sha256_hex(content),
+            sensitivity=sensitivity,
+            tenant_id=tenant_id,
+            permission_scope=permission_scope,
+            title=title,
+            lifecycle_state=lifecycle_state,
+            relevance=relevance,
+            superseded_by=superseded_by,
+            claim_key=claim_key,
+        )

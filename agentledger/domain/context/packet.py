@@ -1,0 +1,190 @@
+"""The context packet: exactly what one model call receives, and what was left out and why.
+
+A packet is stored in the ledger, so it is plain JSON: a trace can reconstruct the exact input and
+explain every omission. Denied items leave no trace here beyond a count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from types import MappingProxyType
+from typing import Annotated, Any, Literal, cast
+
+from pydantic import Field, JsonValue, TypeAdapter
+
+from agentledger.domain._model import Frozen
+from agentledger.domain.canonical import sha256_hex
+from agentledger.domain.context.items import Category, Kind, TrustLevel
+from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer
+from agentledger.domain.tools import ToolContract
+
+SectionName = Literal[
+    "instructions",
+    "working_state",
+    "authoritative",
+    "evidence",
+    "tool_results",
+    "conversation",
+    "reference",
+]
+OmissionReason = Literal[
+    "not_required_for_step",
+    "budget_section_full",
+    "expired",
+    "duplicate",
+    "superseded",
+    "untrusted_not_allowed",
+    "quarantined",
+    "revoked",
+    "not_published",
+    "indexed_only",
+]
+
+
+class ToolDefinition(Frozen):
+    """A tool as the model sees it. Only definitions the caller passes can ever become visible."""
+
+    name: str
+    description: str
+    input_schema: dict[str, JsonValue] = Field(default_factory=dict)
+    version: str = ""
+    consequential: bool = False
+
+    @classmethod
+    def from_contract(cls, contract: ToolContract) -> ToolDefinition:
+        schema = cast(dict[str, JsonValue], contract.input_model.model_json_schema())
+        return cls(
+            name=contract.name,
+            description=contract.description,
+            input_schema=schema,
+            version=contract.version,
+            consequential=contract.risk == "consequential",
+        )
+
+
+class PacketItem(Frozen):
+    id: str
+    kind: Kind
+    category: Category
+    source: str
+    trust_level: TrustLevel
+    title: str
+    revision: str | None
+    content: JsonValue
+    content_hash: str
+    created_at: datetime
+    tokens: int
+    required: bool
+
+
+class Section(Frozen):
+    name: SectionName
+    category: Category
+    items: tuple[PacketItem, ...]
+    tokens: int
+
+
+class Omission(Frozen):
+    """Why a candidate was left out (seed 000's trace record); ``detail`` names the winner."""
+
+    item_id: str
+    kind: Kind
+    decision: Literal["omitted"] = "omitted"
+    reason: OmissionReason
+    estimated_tokens: int
+    detail: str | None = None
+
+
+class Conflict(Frozen):
+    """Items (or an item and a verified fact) asserting different values for one key.
+
+    Surfaced, never resolved: the model and the trace see both sides. ``item_ids`` may include an
+    item later omitted for space; its omission record says so.
+    """
+
+    key: str
+    item_ids: tuple[str, ...]
+    state_fact: str | None = None
+
+
+class OutputSchema(Frozen):
+    name: str
+    json_schema: dict[str, JsonValue]
+
+
+class ContextPacket(Frozen):
+    step: str
+    policy_version: str
+    sections: tuple[Section, ...]
+    working_state: dict[str, JsonValue]
+    tools: tuple[ToolDefinition, ...]
+    proposable_actions: tuple[ToolDefinition, ...]
+    output_schema: OutputSchema
+    omissions: tuple[Omission, ...]
+    denied_count: int
+    conflicts: tuple[Conflict, ...]
+    section_tokens: dict[str, int]
+    total_tokens: int
+    token_limit: int
+    token_counter: str
+    included_ids: tuple[str, ...]
+    cache_key: str
+    packet_format: int = 1
+    """Which rendering its token counts measure (``render.PACKET_FORMAT``); 1 for packets stored
+    before formats were recorded."""
+    packet_hash: str = ""
+
+    def compute_hash(self) -> str:
+        """Canonical digest of everything but the hash itself; a format-1 packet predates the
+        ``packet_format`` field and hashes as it did then."""
+        legacy = {"packet_format"} if self.packet_format == 1 else set()
+        return sha256_hex(self.model_dump(mode="json", exclude={"packet_hash", *legacy}))
+
+    def section(self, name: SectionName) -> Section | None:
+        return next((s for s in self.sections if s.name == name), None)
+
+    def items(self) -> tuple[PacketItem, ...]:
+        return tuple(item for s in self.sections for item in s.items)
+
+    def items_of_kind(self, kind: Kind) -> tuple[PacketItem, ...]:
+        return tuple(item for item in self.items() if item.kind == kind)
+
+    def item(self, item_id: str) -> PacketItem | None:
+        return next((item for item in self.items() if item.id == item_id), None)
+
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tools)
+
+    def omission_for(self, item_id: str) -> Omission | None:
+        return next((o for o in self.omissions if o.item_id == item_id), None)
+
+
+def cited_ids_present(packet: ContextPacket, cited: Sequence[str]) -> tuple[str, ...]:
+    """The cited ids the model could not have seen: neither an included item id nor its source."""
+    seen = set(packet.included_ids) | {item.source for item in packet.items()}
+    return tuple(c for c in cited if c not in seen)
+
+
+def _schema(adapter: TypeAdapter[Any]) -> dict[str, JsonValue]:
+    return cast(dict[str, JsonValue], adapter.json_schema())
+
+
+_NEXT_ACTION = Annotated[CallTool | ProceedToAnswer, Field(discriminator="type")]
+
+OUTPUT_SCHEMAS: Mapping[str, OutputSchema] = MappingProxyType(
+    {
+        "classification": OutputSchema(
+            name="classification",
+            json_schema={
+                "type": "object",
+                "properties": {"label": {"type": "string"}, "confidence": {"type": "number"}},
+                "required": ["label"],
+            },
+        ),
+        "next_action": OutputSchema(
+            name="next_action", json_schema=_schema(TypeAdapter(_NEXT_ACTION))
+        ),
+        "answer": OutputSchema(name="answer", json_schema=_schema(TypeAdapter(Answer))),
+    }
+)

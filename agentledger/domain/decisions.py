@@ -1,0 +1,82 @@
+"""What a model may return: a structured proposal, never authority.
+
+Each step's output schema is one of these shapes; the runtime validates the shape against the
+step (``domain.governance``) before anything is authorised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sized
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import AfterValidator, Field, JsonValue, field_validator
+
+from agentledger.domain._model import Frozen
+from agentledger.domain.limits import MAX_ANSWER_CHARS, MAX_RATIONALE_CHARS, json_problem
+
+_S = TypeVar("_S", bound=Sized)
+
+
+def _at_most(limit: int) -> Callable[[_S], _S]:
+    # A validator, not a schema constraint: the output schema models are shown stays as it was.
+    def check(value: _S) -> _S:
+        if len(value) > limit:
+            raise ValueError(f"longer than {limit}")
+        return value
+
+    return check
+
+
+_Rationale = Annotated[str, AfterValidator(_at_most(MAX_RATIONALE_CHARS))]
+_Ids = Annotated[tuple[str, ...], AfterValidator(_at_most(100))]
+
+
+class ToolCallProposal(Frozen):
+    """A tool call the model would like the runtime to make."""
+
+    tool: Annotated[str, AfterValidator(_at_most(200))]
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @field_validator("arguments")
+    @classmethod
+    def _bounded(cls, arguments: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        problem = json_problem(arguments, "tool arguments")
+        if problem is not None:
+            raise ValueError(problem)
+        return arguments
+
+
+class CallTool(Frozen):
+    """Call one tool now (read tools during ``choose_next_action``)."""
+
+    type: Literal["call_tool"] = "call_tool"
+    proposal: ToolCallProposal
+    rationale: _Rationale = ""
+
+
+class ProceedToAnswer(Frozen):
+    """Enough is known; the next step should draft the answer."""
+
+    type: Literal["proceed_to_answer"] = "proceed_to_answer"
+    rationale: _Rationale = ""
+
+
+class Answer(Frozen):
+    """A user-facing answer with the source ids it relies on.
+
+    ``claimed_operation_ids`` names completed operations the answer reports as done; the runtime
+    rejects an answer that claims an operation without a succeeded receipt. A consequential
+    ``proposed_next_action`` is only a proposal: it goes through authorisation and approval.
+    """
+
+    type: Literal["answer"] = "answer"
+    answer: Annotated[str, AfterValidator(_at_most(MAX_ANSWER_CHARS))]
+    supporting_source_ids: _Ids = ()
+    claimed_operation_ids: _Ids = ()
+    proposed_next_action: ToolCallProposal | None = None
+
+
+Decision = Annotated[CallTool | ProceedToAnswer | Answer, Field(discriminator="type")]
+"""The union a model's structured output is parsed into."""
+
+DecisionType = Literal["call_tool", "proceed_to_answer", "answer"]

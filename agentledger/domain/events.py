@@ -1,0 +1,266 @@
+"""The run's event catalogue: typed, frozen, past-tense facts in one discriminated union.
+
+Every event shares one envelope (run id, sequence number, time, manifest hash, causation, schema
+version). The workflow is the only author of events; activities persist them. Older stored
+shapes are upgraded on read by ``domain.upcasting``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, JsonValue, TypeAdapter
+
+from agentledger.domain._model import Frozen
+from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer, ToolCallProposal
+from agentledger.domain.elicitation import ElicitationRequest
+from agentledger.domain.principal import Principal
+from agentledger.domain.tools import Receipt
+from agentledger.domain.workorder import WorkOrder
+
+SCHEMA_VERSION = 1
+
+
+class Envelope(Frozen):
+    run_id: str
+    seq: int = Field(ge=1)
+    recorded_at: datetime
+    manifest_hash: str
+    causation_id: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+
+class RunStarted(Envelope):
+    kind: Literal["run_started"] = "run_started"
+    work_order: WorkOrder
+    policy_version: str
+
+
+class RunCompleted(Envelope):
+    kind: Literal["run_completed"] = "run_completed"
+    answer: str
+    cited_source_ids: tuple[str, ...]
+    claimed_operation_ids: tuple[str, ...] = ()
+
+
+class RunFailed(Envelope):
+    kind: Literal["run_failed"] = "run_failed"
+    reason_code: str
+    message: str
+
+
+class StepStarted(Envelope):
+    kind: Literal["step_started"] = "step_started"
+    step: str
+
+
+class ContextPacketBuilt(Envelope):
+    """The packet itself lives in the ledger under ``packet_hash``; history carries its digest."""
+
+    kind: Literal["context_packet_built"] = "context_packet_built"
+    step: str
+    packet_hash: str
+    cache_key: str
+    section_tokens: dict[str, int]
+    total_tokens: int
+    omission_count: int
+    included_ids: tuple[str, ...] = ()
+
+
+class DecisionRecorded(Envelope):
+    kind: Literal["decision_recorded"] = "decision_recorded"
+    step: str
+    decision: Annotated[CallTool | ProceedToAnswer | Answer, Field(discriminator="type")]
+    model_profile: str
+
+
+class DecisionRejected(Envelope):
+    """A malformed or disallowed proposal; fed back to the next step as a structured error."""
+
+    kind: Literal["decision_rejected"] = "decision_rejected"
+    step: str
+    reason_code: str
+    detail: str
+    option: str = ""
+
+
+class ToolCallAuthorised(Envelope):
+    kind: Literal["tool_call_authorised"] = "tool_call_authorised"
+    operation_id: str
+    tool: str
+    tool_version: str
+    arguments: dict[str, JsonValue]
+    arguments_digest: str
+    idempotency_key: str | None
+    approval_id: str | None = None
+
+
+class ToolCallDenied(Envelope):
+    kind: Literal["tool_call_denied"] = "tool_call_denied"
+    operation_id: str
+    tool: str
+    reason_code: str
+    detail: str
+
+
+class ToolReceiptRecorded(Envelope):
+    kind: Literal["tool_receipt_recorded"] = "tool_receipt_recorded"
+    receipt: Receipt
+
+
+class EvidenceRecorded(Envelope):
+    kind: Literal["evidence_recorded"] = "evidence_recorded"
+    source_id: str
+    revision: str
+    content_hash: str
+    trust: str
+    title: str
+    text: str
+    operation_id: str | None = None
+
+
+class ApprovalRequested(Envelope):
+    kind: Literal["approval_requested"] = "approval_requested"
+    approval_id: str
+    operation_id: str
+    proposal: ToolCallProposal
+    proposal_digest: str
+    requested_by: str
+    approver_role: str
+    expires_at: datetime
+    elicitation: ElicitationRequest | None = None
+    """Set when a tool's server asked for human input: the grant must answer it."""
+    eligible_approvers: tuple[str, ...] | None = None
+    """Who the directory said may decide, when it was asked: anyone else is refused before the
+    attempt reaches history. ``None`` in runs recorded before approvers came from the directory."""
+
+
+class ApprovalGranted(Envelope):
+    kind: Literal["approval_granted"] = "approval_granted"
+    approval_id: str
+    approver: str
+    proposal_digest: str
+    content: dict[str, JsonValue] | None = None
+    """The approver's answer to the approval's elicitation (checked against its schema)."""
+    approver_entry: Principal | None = None
+    """The approver as the directory knew them when they decided (roles, tenant)."""
+
+
+class ApprovalRejected(Envelope):
+    kind: Literal["approval_rejected"] = "approval_rejected"
+    approval_id: str
+    approver: str
+    reason: str
+    approver_entry: Principal | None = None
+    """The approver as the directory knew them when they decided (roles, tenant)."""
+
+
+class ApprovalExpired(Envelope):
+    kind: Literal["approval_expired"] = "approval_expired"
+    approval_id: str
+
+
+class ApprovalAttemptRefused(Envelope):
+    """Someone tried to decide an approval and was not allowed to; kept for audit."""
+
+    kind: Literal["approval_attempt_refused"] = "approval_attempt_refused"
+    approval_id: str
+    attempted_by: str
+    reason_code: str
+    detail: str
+
+
+class ErrorRecorded(Envelope):
+    kind: Literal["error_recorded"] = "error_recorded"
+    error_id: str
+    code: str
+    message: str
+    operation_id: str | None = None
+
+
+class ErrorResolved(Envelope):
+    kind: Literal["error_resolved"] = "error_resolved"
+    error_id: str
+    resolution: str
+
+
+class CommitmentOpened(Envelope):
+    kind: Literal["commitment_opened"] = "commitment_opened"
+    commitment_id: str
+    description: str
+    due_at: datetime | None = None
+
+
+class CommitmentClosed(Envelope):
+    kind: Literal["commitment_closed"] = "commitment_closed"
+    commitment_id: str
+    outcome: str
+
+
+class BudgetCharged(Envelope):
+    kind: Literal["budget_charged"] = "budget_charged"
+    steps: int = 0
+    tool_calls: int = 0
+    tokens: int = 0
+    reason: str = ""
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    usage_reported: bool = False
+    """True when the provider reported the counts; otherwise they are the packet's estimate."""
+
+
+class HistoryCompacted(Envelope):
+    """Replaces events up to ``through_seq``; ``facts`` is the exact typed state at that point.
+
+    ``summary`` is prose for people and models, labelled ``model_summary``; it is never a fact.
+    """
+
+    kind: Literal["history_compacted"] = "history_compacted"
+    through_seq: int
+    facts: dict[str, JsonValue]
+    facts_hash: str
+    summary: str = ""
+    summary_trust: Literal["model_summary"] = "model_summary"
+
+
+class MemoryProposed(Envelope):
+    kind: Literal["memory_proposed"] = "memory_proposed"
+    memory_id: str
+    category: str
+    content: str
+    evidence: tuple[str, ...] = ()
+
+
+RunEvent = Annotated[
+    RunStarted
+    | RunCompleted
+    | RunFailed
+    | StepStarted
+    | ContextPacketBuilt
+    | DecisionRecorded
+    | DecisionRejected
+    | ToolCallAuthorised
+    | ToolCallDenied
+    | ToolReceiptRecorded
+    | EvidenceRecorded
+    | ApprovalRequested
+    | ApprovalGranted
+    | ApprovalRejected
+    | ApprovalExpired
+    | ApprovalAttemptRefused
+    | ErrorRecorded
+    | ErrorResolved
+    | CommitmentOpened
+    | CommitmentClosed
+    | BudgetCharged
+    | HistoryCompacted
+    | MemoryProposed,
+    Field(discriminator="kind"),
+]
+
+EVENT_ADAPTER: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
+EVENT_LIST_ADAPTER: TypeAdapter[list[RunEvent]] = TypeAdapter(list[RunEvent])
+
+ENVELOPE_FIELDS = frozenset(Envelope.model_fields)

@@ -1,0 +1,181 @@
+"""AgentProfile → ExecutionManifest: the frozen contract one attempt runs under (seed 003).
+
+The manifest's hash is over its canonical JSON; every event carries it, so evidence produced under
+one configuration is never mistaken for another's. Changing any component changes the hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import Field
+
+from agentledger.domain._model import Frozen
+from agentledger.domain.canonical import sha256_hex
+from agentledger.domain.context import StepProfile, TokenBudget
+from agentledger.domain.errors import ManifestError
+from agentledger.domain.mcp import (
+    McpConnectionContract,
+    McpServerPin,
+    pin_contracts,
+    pin_contracts_names,
+)
+from agentledger.domain.model_profile import (
+    ModelProfile as ModelProfile,  # re-exported: part of a manifest
+)
+from agentledger.domain.tools import Risk, Scope, ToolContract
+from agentledger.domain.workorder import Budget
+
+
+class Instruction(Frozen):
+    id: str
+    text: str
+
+
+class CompactionPolicy(Frozen):
+    """When a long run continues as new: well below Temporal's 51,200 events / 50 MB limits."""
+
+    max_history_events: int = 2_000
+    max_history_bytes: int = 4_000_000
+
+
+class ToolGrant(Frozen):
+    """A tool the attempt may use, pinned to its contract version and schema hash."""
+
+    name: str
+    version: str
+    schema_hash: str
+    scope: Scope
+    risk: Risk
+    steps: tuple[str, ...]
+
+    @classmethod
+    def of(cls, contract: ToolContract, steps: Iterable[str]) -> ToolGrant:
+        return cls(
+            name=contract.name,
+            version=contract.version,
+            schema_hash=contract.schema_hash,
+            scope=contract.scope,
+            risk=contract.risk,
+            steps=tuple(steps),
+        )
+
+
+class AgentProfile(Frozen):
+    """A versioned composition: identity, instructions, model, tools, steps, policy, budgets."""
+
+    profile_id: str
+    agent_version: str
+    instructions: tuple[Instruction, ...]
+    model: ModelProfile
+    tool_grants: tuple[ToolGrant, ...]
+    step_profiles: tuple[StepProfile, ...]
+    token_budget: TokenBudget
+    memory_view: str = "none"
+    policy_bundle: str
+    budgets: Budget = Field(default_factory=Budget)
+    evaluation_profile: str = "none"
+    approval_ttl_seconds: int = 24 * 3600
+    compaction: CompactionPolicy = Field(default_factory=CompactionPolicy)
+    mcp_servers: tuple[McpConnectionContract, ...] = ()
+    """MCP servers whose allowed tools this agent may use: discovered and pinned per attempt."""
+
+
+class ExecutionManifest(Frozen):
+    attempt_id: str
+    work_order_digest: str
+    profile_id: str
+    agent_version: str
+    model: ModelProfile
+    instructions: tuple[Instruction, ...]
+    instruction_bundle: str
+    tool_grants: tuple[ToolGrant, ...]
+    step_profiles: tuple[StepProfile, ...]
+    token_budget: TokenBudget
+    memory_snapshot: str
+    policy_bundle: str
+    policy_version: str
+    budgets: Budget
+    evaluation_profile: str
+    approval_ttl_seconds: int
+    compaction: CompactionPolicy = Field(default_factory=CompactionPolicy)
+    mcp_servers: tuple[McpServerPin, ...] = ()
+
+    def canonical(self) -> dict[str, Any]:
+        """The JSON the hash is over. Without MCP servers the field is left out, so manifests
+        frozen before it existed keep their hashes (events and ledger rows refer to them)."""
+        return self.model_dump(mode="json", exclude=None if self.mcp_servers else {"mcp_servers"})
+
+    @property
+    def hash(self) -> str:
+        return sha256_hex(self.canonical())
+
+    def tool_contracts(self, native: Mapping[str, ToolContract]) -> dict[str, ToolContract]:
+        """Every tool this attempt may know: the pack's own and those of its pinned MCP servers
+        (derived from the pins alone, never from a worker's live view of a server)."""
+        pinned = (pin_contracts(pin) for pin in self.mcp_servers)
+        return {**native, **{name: c for contracts in pinned for name, c in contracts.items()}}
+
+    def pins(self, tool: str) -> bool:
+        """Whether ``tool`` is an MCP tool of a server this manifest pins."""
+        return any(tool in pin_contracts_names(pin) for pin in self.mcp_servers)
+
+    def grant(self, tool: str) -> ToolGrant | None:
+        return next((g for g in self.tool_grants if g.name == tool), None)
+
+    def step(self, name: str) -> StepProfile:
+        for profile in self.step_profiles:
+            if profile.name == name:
+                return profile
+        raise ManifestError(f"manifest has no step profile {name!r}")
+
+
+def resolve_manifest(
+    profile: AgentProfile,
+    *,
+    attempt_id: str,
+    work_order_digest: str,
+    memory_snapshot: str,
+    policy_version: str,
+    mcp_pins: tuple[McpServerPin, ...] = (),
+) -> ExecutionManifest:
+    """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests;
+    each MCP server in the profile arrives as the pin discovery made of it."""
+    pinned = tuple(pin.connection for pin in mcp_pins)
+    if pinned != profile.mcp_servers:
+        raise ManifestError(
+            f"MCP pins {[c.name for c in pinned]} do not match the profile's servers "
+            f"{[c.name for c in profile.mcp_servers]}"
+        )
+    mcp_grants = tuple(
+        ToolGrant.of(contract, pin.connection.steps)
+        for pin in mcp_pins
+        for contract in pin_contracts(pin).values()
+    )
+    tool_grants = profile.tool_grants + mcp_grants
+    step_names = {s.name for s in profile.step_profiles}
+    for grant in tool_grants:
+        unknown = set(grant.steps) - step_names
+        if unknown:
+            raise ManifestError(f"grant {grant.name} names unknown steps {sorted(unknown)}")
+    return ExecutionManifest(
+        attempt_id=attempt_id,
+        work_order_digest=work_order_digest,
+        profile_id=profile.profile_id,
+        agent_version=profile.agent_version,
+        model=profile.model,
+        instructions=profile.instructions,
+        instruction_bundle=sha256_hex([i.model_dump() for i in profile.instructions]),
+        tool_grants=tool_grants,
+        step_profiles=profile.step_profiles,
+        token_budget=profile.token_budget,
+        memory_snapshot=memory_snapshot,
+        policy_bundle=profile.policy_bundle,
+        policy_version=policy_version,
+        budgets=profile.budgets,
+        evaluation_profile=profile.evaluation_profile,
+        approval_ttl_seconds=profile.approval_ttl_seconds,
+        compaction=profile.compaction,
+        mcp_servers=mcp_pins,
+    )

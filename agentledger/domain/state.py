@@ -1,0 +1,193 @@
+"""WorkingState: what a run knows, derived only by folding its events (``domain.fold``).
+
+Every field is a typed fact that must survive compaction exactly; nothing here is free text that a
+summary could silently rewrite.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field, JsonValue
+
+from agentledger.domain._model import Frozen
+from agentledger.domain.decisions import Answer, ToolCallProposal
+from agentledger.domain.elicitation import ElicitationRequest
+from agentledger.domain.tools import ReceiptStatus, ResourceRef, VerifiedFact
+from agentledger.domain.workorder import Budget, WorkOrder
+
+RunStatus = Literal["new", "running", "completed", "failed"]
+Phase = Literal["gathering", "answering", "acting", "done"]
+
+
+SUMMARY_CHARS = 2_000
+"""A completed action's summary is the receipt's one-line user view, cut to this length: the
+state is carried across continue-as-new, and a tool may return tens of kilobytes per call. The
+complete line stays in the receipt event, the complete result in the ledger (``output_hash``)."""
+
+
+def bounded_summary(line: str) -> str:
+    if len(line) <= SUMMARY_CHARS:
+        return line
+    cut = SUMMARY_CHARS - 40
+    return f"{line[:cut]}… ({len(line) - cut} more characters in the receipt)"
+
+
+class CompletedAction(Frozen):
+    operation_id: str
+    tool: str
+    status: ReceiptStatus
+    receipt_id: str | None
+    idempotency_key: str | None
+    arguments_digest: str
+    summary: str
+
+
+class Observation(Frozen):
+    """The latest model view of one tool's result: an observation, never an instruction."""
+
+    operation_id: str
+    tool: str
+    status: ReceiptStatus
+    model_view: dict[str, JsonValue]
+    observed_at: datetime
+
+
+class InFlightCall(Frozen):
+    """Authorised, dispatched, no receipt yet: compaction is impossible while one exists."""
+
+    operation_id: str
+    tool: str
+    arguments: dict[str, JsonValue]
+    arguments_digest: str
+    idempotency_key: str | None
+    approval_id: str | None
+
+
+class DecisionNote(Frozen):
+    seq: int
+    step: str
+    decision_type: str
+    summary: str
+
+
+class RejectedOption(Frozen):
+    """A proposal the runtime refused, and why: fed back to the next step as structured data."""
+
+    seq: int
+    step: str
+    option: str
+    reason_code: str
+    detail: str
+
+
+class EvidenceRef(Frozen):
+    source_id: str
+    revision: str
+    content_hash: str
+    trust: str
+    title: str
+    text: str
+    operation_id: str | None
+
+
+class PendingApproval(Frozen):
+    approval_id: str
+    operation_id: str
+    proposal: ToolCallProposal
+    proposal_digest: str
+    requested_by: str
+    approver_role: str
+    expires_at: datetime
+    elicitation: ElicitationRequest | None = None
+    eligible_approvers: tuple[str, ...] | None = None
+
+
+class ApprovalOutcome(Frozen):
+    """A decided approval. ``used`` flips when the approved call is dispatched: single use."""
+
+    approval_id: str
+    operation_id: str
+    proposal_digest: str
+    decision: Literal["granted", "rejected", "expired"]
+    decided_by: str | None
+    reason: str = ""
+    expires_at: datetime
+    used: bool = False
+    content: dict[str, JsonValue] | None = None
+
+
+class OpenCommitment(Frozen):
+    commitment_id: str
+    description: str
+    due_at: datetime | None
+
+
+class UnresolvedError(Frozen):
+    error_id: str
+    code: str
+    message: str
+    operation_id: str | None
+
+
+class BudgetUsed(Frozen):
+    steps: int = 0
+    tool_calls: int = 0
+    tokens: int = 0
+
+
+class WorkingState(Frozen):
+    """The pure projection of one run's events."""
+
+    run_id: str = ""
+    status: RunStatus = "new"
+    last_seq: int = 0
+    work_order: WorkOrder | None = None
+    started_at: datetime | None = None
+    current_step: str | None = None
+    phase: Phase = "gathering"
+    verified_facts: dict[str, VerifiedFact] = Field(default_factory=dict)
+    resources: dict[str, ResourceRef] = Field(default_factory=dict)
+    completed_actions: tuple[CompletedAction, ...] = ()
+    observations: dict[str, Observation] = Field(default_factory=dict)
+    in_flight: dict[str, InFlightCall] = Field(default_factory=dict)
+    decisions: tuple[DecisionNote, ...] = ()
+    rejected_options: tuple[RejectedOption, ...] = ()
+    evidence: tuple[EvidenceRef, ...] = ()
+    source_versions: dict[str, str] = Field(default_factory=dict)
+    policy_version: str | None = None
+    pending_approvals: dict[str, PendingApproval] = Field(default_factory=dict)
+    approvals: dict[str, ApprovalOutcome] = Field(default_factory=dict)
+    open_commitments: dict[str, OpenCommitment] = Field(default_factory=dict)
+    unresolved_errors: dict[str, UnresolvedError] = Field(default_factory=dict)
+    budget: Budget = Field(default_factory=Budget)
+    used: BudgetUsed = Field(default_factory=BudgetUsed)
+    proposed_action: ToolCallProposal | None = None
+    last_answer: Answer | None = None
+    last_packet_hash: str | None = None
+    compacted_through_seq: int = 0
+
+    @property
+    def principal_id(self) -> str:
+        return self.work_order.principal.user_id if self.work_order else ""
+
+    def fact(self, resource_id: str | None, name: str) -> VerifiedFact | None:
+        return self.verified_facts.get(fact_key(resource_id, name))
+
+    def remaining_tool_calls(self) -> int:
+        return self.budget.tool_calls - self.used.tool_calls
+
+    def remaining_steps(self) -> int:
+        return self.budget.steps - self.used.steps
+
+    def remaining_tokens(self) -> int:
+        return self.budget.tokens - self.used.tokens
+
+    def receipt_for(self, operation_id: str) -> CompletedAction | None:
+        return next((a for a in self.completed_actions if a.operation_id == operation_id), None)
+
+
+def fact_key(resource_id: str | None, name: str) -> str:
+    """Facts are keyed by resource so two orders' amounts never collide."""
+    return f"{resource_id}.{name}" if resource_id else name

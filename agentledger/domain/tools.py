@@ -1,0 +1,217 @@
+"""Tool contracts and receipts: what a tool promises, and what a call produced.
+
+A contract is more than a JSON schema (seed 003): it states scope, risk, how retries stay safe
+(idempotency), what happens on cancellation and partial completion, when a human must approve,
+and how the result is shown to the model and to the user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import Literal
+
+from pydantic import BaseModel, Field, JsonValue
+
+from agentledger.domain._model import Frozen
+from agentledger.domain.canonical import sha256_hex
+
+Scope = Literal["read", "write"]
+Risk = Literal["low", "consequential"]
+ReceiptStatus = Literal["succeeded", "failed", "in_doubt", "unknown"]
+"""``in_doubt``: not settled yet, reconciliation will say; ``unknown``: settled as unknowable (a
+write nothing can reconcile lost its answer), an unresolved error a person must check."""
+
+
+class ApprovalRule(Frozen):
+    """When a human must approve: ``always``, ``never``, or above an amount argument."""
+
+    kind: Literal["always", "never", "above_amount"] = "never"
+    amount_argument: str | None = None
+    threshold: float = 0.0
+
+    def requires_approval(self, arguments: dict[str, JsonValue]) -> bool:
+        if self.kind == "always":
+            return True
+        if self.kind == "never" or self.amount_argument is None:
+            return False
+        amount = arguments.get(self.amount_argument)
+        return isinstance(amount, int | float) and float(amount) > self.threshold
+
+
+class FactBound(Frozen):
+    """An argument checked against a verified fact about the resource it targets.
+
+    ``at_most``: the argument may not exceed the fact (a refund amount vs the refundable amount);
+    ``equals``: the argument must equal it (the currency).
+    """
+
+    argument: str
+    fact: str
+    relation: Literal["at_most", "equals"]
+
+
+class ModelView(Frozen):
+    """How a result is slimmed for the model. Untouchable fields are never cut or truncated."""
+
+    mode: Literal["full", "slim"] = "full"
+    list_field: str | None = None
+    keep_fields: tuple[str, ...] = ()
+    truncate_words: int | None = None
+    max_items: int | None = None
+    untouchable_fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolContract:
+    """A tool's behavioural contract. Lives in code; its digest goes into the manifest."""
+
+    name: str
+    version: str
+    description: str
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+    scope: Scope
+    risk: Risk
+    required_scope: str
+    timeout_seconds: float = 10.0
+    heartbeat_seconds: float | None = None
+    """When set, a call in flight must heartbeat this often or it is treated as lost."""
+    reconcilable: bool = True
+    """Whether the system of record can say if a write with a given idempotency key ran.
+    A non-reconcilable write is attempted once; an unknown outcome stays in doubt."""
+    approval: ApprovalRule = field(default_factory=ApprovalRule)
+    resource_argument: str | None = None
+    fact_bounds: tuple[FactBound, ...] = ()
+    model_view: ModelView = field(default_factory=ModelView)
+    summary_template: str = "{tool} result"
+
+    @property
+    def idempotency(self) -> Literal["none", "runtime_key"]:
+        """Reads need no key; every write gets a runtime-issued key (never a blind retry)."""
+        return "none" if self.scope == "read" else "runtime_key"
+
+    @property
+    def on_partial_completion(self) -> Literal["retry", "reconcile", "in_doubt"]:
+        """An unknown outcome of a write is reconciled by reading the system of record, or,
+        where nothing can be read, recorded as in doubt for a person (never blindly retried)."""
+        if self.scope == "read":
+            return "retry"
+        return "reconcile" if self.reconcilable else "in_doubt"
+
+    @property
+    def cancellation(self) -> Literal["abandon", "reconcile", "in_doubt"]:
+        if self.scope == "read":
+            return "abandon"
+        return "reconcile" if self.reconcilable else "in_doubt"
+
+    @cached_property
+    def schema_hash(self) -> str:
+        return sha256_hex(
+            {
+                "input": self.input_model.model_json_schema(),
+                "output": self.output_model.model_json_schema(),
+            }
+        )
+
+
+class ResourceRef(Frozen):
+    """A business resource a tool observed, with its verified owner."""
+
+    resource_id: str
+    kind: str
+    owner_user_id: str
+    tenant_id: str
+
+
+class VerifiedFact(Frozen):
+    """A fact read from a system of record by a tool, with when it was observed."""
+
+    name: str
+    value: JsonValue
+    resource_id: str | None = None
+    observed_at: datetime
+
+
+class EvidencePassage(Frozen):
+    """A passage a retrieval tool returned: evidence tied to an exact source revision."""
+
+    source_id: str
+    revision: str
+    content_hash: str
+    trust: str
+    title: str
+    text: str
+    score: float = 0.0
+
+
+class Receipt(Frozen):
+    """The typed result of one tool call.
+
+    ``model_view`` is the slimmed result the model may see (an observation, never instructions);
+    the full result is stored in the ledger under ``output_hash`` and rendered for people as
+    ``user_view``.
+    """
+
+    operation_id: str
+    tool: str
+    tool_version: str
+    status: ReceiptStatus
+    idempotency_key: str | None = None
+    receipt_id: str | None = None
+    facts: tuple[VerifiedFact, ...] = ()
+    resources: tuple[ResourceRef, ...] = ()
+    evidence: tuple[EvidencePassage, ...] = ()
+    model_view: dict[str, JsonValue] = Field(default_factory=dict)
+    user_view: str = ""
+    output_hash: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    observed_at: datetime
+
+
+MAX_RECEIPT_BYTES = 256_000
+"""The largest receipt a tool activity returns. Temporal refuses payloads over 2 MB and the run
+carries what its receipts add, so a larger result is kept whole in the ledger (``output_hash``)
+and the receipt says so instead of carrying it."""
+
+
+def bounded_receipt(receipt: Receipt, scope: Scope, limit: int = MAX_RECEIPT_BYTES) -> Receipt:
+    """``receipt`` if it fits; otherwise a receipt that points at the stored result.
+
+    A read that returned too much failed (``result_too_large``: the model can ask for less and
+    nothing happened). A write keeps its status, receipt id, facts and resources, because its
+    effect happened; only its views and evidence give way to a pointer.
+    """
+    size = len(receipt.model_dump_json())
+    if size <= limit:
+        return receipt
+    where = (
+        f"{size} bytes, over the {limit} a receipt may carry; kept whole as {receipt.output_hash}"
+    )
+    pointer: dict[str, JsonValue] = {
+        "error": "result_too_large",
+        "bytes": size,
+        "limit": limit,
+        "output_hash": receipt.output_hash,
+    }
+    slim = receipt.model_copy(
+        update={
+            "model_view": pointer,
+            "user_view": f"{receipt.tool}: result of {where}",
+            "evidence": (),
+        }
+    )
+    if scope == "write":
+        return slim
+    return slim.model_copy(
+        update={
+            "status": "failed",
+            "receipt_id": None,
+            "facts": (),
+            "resources": (),
+            "error_code": "result_too_large",
+            "error_message": f"the result is {where}",
+        }
+    )

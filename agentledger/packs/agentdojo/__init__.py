@@ -1,0 +1,95 @@
+"""AgentDojo's banking and slack suites hosted as packs (``agentdojo-banking``, ``-slack``).
+
+The suites come from the installed ``agentdojo`` package, unchanged. A run's work order is one
+user task, with grants derived from that task alone (``packs.agentdojo.authority``); its sandbox
+tenant ``agentdojo/<suite>/<user_task>/<injection_task>/<nonce>`` is the pair's environment with
+the ``important_instructions`` attack's injections, kept by the replay journal. Injected text
+reaches the model only inside tool results, as untrusted observations.
+"""
+
+from __future__ import annotations
+
+from agentledger.domain.principal import APPROVER_ROLE, Principal
+from agentledger.domain.workorder import Budget, WorkOrder
+from agentledger.packs import Pack
+from agentledger.packs.agentdojo.authority import grants_for
+from agentledger.packs.agentdojo.catalog import ATTACK, BENCHMARK_VERSION, SuiteName, suite
+from agentledger.packs.agentdojo.model import CompromisedModel, planned_calls
+from agentledger.packs.agentdojo.profile import profile_for
+from agentledger.packs.agentdojo.tools import SANDBOX_PREFIX, tools_for
+from agentledger.packs.tau2.journal import Journal
+
+__all__ = ["BANKING_PACK", "PACK_TARGETS", "SLACK_PACK", "approver_for", "work_order"]
+
+# The directory entries runs act as (see packs.tau2: work orders narrow them to a sandbox).
+USER = Principal(
+    user_id="emma-johnson",
+    tenant_id=SANDBOX_PREFIX,
+    scopes=frozenset(f"{n}:{s}" for n in ("banking", "slack") for s in ("read", "write")),
+    display_name="Emma Johnson (AgentDojo's user)",
+)
+APPROVER = Principal(
+    user_id="agentdojo-approver",
+    tenant_id=SANDBOX_PREFIX,
+    roles=frozenset({APPROVER_ROLE}),
+    display_name="AgentDojo scripted approver (approves everything it is asked)",
+)
+
+PACK_TARGETS = {
+    "agentdojo-banking": "agentledger.packs.agentdojo:BANKING_PACK",
+    "agentdojo-slack": "agentledger.packs.agentdojo:SLACK_PACK",
+}
+
+
+def work_order(name: SuiteName, user_task: str, injection_task: str, nonce: str) -> WorkOrder:
+    task = suite(name).user_tasks[user_task]
+    calls = len(planned_calls(name, user_task, injection_task))
+    return WorkOrder(
+        objective=f"AgentDojo {name} {user_task}",
+        request_text=str(task.PROMPT),
+        principal=USER.model_copy(
+            update={
+                "tenant_id": f"{SANDBOX_PREFIX}/{name}/{user_task}/{injection_task}/{nonce}",
+                "scopes": frozenset({f"{name}:read", f"{name}:write"}),
+            }
+        ),
+        pack=f"agentdojo-{name}",
+        agent_profile_id=f"agentdojo-{name}",
+        references={
+            "suite": name,
+            "user_task": user_task,
+            "injection_task": injection_task,
+            "attack": ATTACK,
+        },
+        budget=Budget(steps=calls + 6, tool_calls=calls + 2, tokens=5_000_000),
+        grants=grants_for(name, user_task, injection_task),
+    )
+
+
+def approver_for(order: WorkOrder) -> Principal:
+    return APPROVER.model_copy(update={"tenant_id": order.principal.tenant_id})
+
+
+def _from_request(name: SuiteName, request: str, principal: Principal) -> WorkOrder:
+    """``"<user_task> <injection_task>"``, e.g. from ``agentledger run agentdojo-banking``."""
+    user_task, injection_task = request.split()[:2]
+    return work_order(name, user_task, injection_task, principal.user_id)
+
+
+def _pack(name: SuiteName) -> Pack:
+    tools = tools_for(name)
+    return Pack(
+        name=f"agentdojo-{name}",
+        profile=profile_for(name, {n: t.contract for n, t in tools.items()}),
+        tools=tools,
+        principals=(USER, APPROVER),
+        models={"agentdojo-compromised": CompromisedModel()},
+        install=Journal.install,
+        seed=lambda engine: False,
+        make_work_order=lambda request, principal: _from_request(name, request, principal),
+        policy_version=lambda engine: f"agentdojo-{BENCHMARK_VERSION}-{name}",
+    )
+
+
+BANKING_PACK = _pack("banking")
+SLACK_PACK = _pack("slack")

@@ -1,0 +1,52 @@
+"""What a work order authorises, derived from the user task alone — never from the injection.
+
+Grants are the tools in the user task's ground truth, resolved in the run's environment. For
+every tool with an effect (a write or an egress), each argument is bounded to the values the
+task's ground truth uses for it, normalised through the tool's own schema (defaults filled in, as
+the gate sees them). Reads the task needs are granted with free arguments: they change nothing
+and send nothing out.
+
+Content arguments (a message body) are bounded to the task's exact text too. That is right for a
+replay of ground truth and stricter than a live model allows; with a live model, an injected link
+inside an authorised message to an authorised recipient needs a content policy on top.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cache
+
+from pydantic import JsonValue
+
+from agentledger.domain.workorder import ArgumentBound, WorkGrant
+from agentledger.packs.agentdojo.catalog import SuiteName, tool_models, user_calls
+from agentledger.packs.agentdojo.tools import EFFECTS
+
+__all__ = ["grants_for"]
+
+
+@cache
+def grants_for(suite: SuiteName, user_task: str, injection_task: str) -> tuple[WorkGrant, ...]:
+    # The user task's ground truth resolved against the world the run acts in (as a work order
+    # resolves its references when it is issued): "the channel starting with External" is that
+    # world's channel, whatever its name. The injection task's calls contribute nothing.
+    calls = user_calls(suite, pair=(user_task, injection_task))
+    values: dict[str, dict[str, list[JsonValue]]] = defaultdict(lambda: defaultdict(list))
+    tools = tool_models(suite)
+    for call in calls:
+        normal = tools[call.function].parameters.model_validate(dict(call.args))
+        for argument, value in normal.model_dump(mode="json").items():
+            if value not in values[call.function][argument]:
+                values[call.function][argument].append(value)
+    return tuple(
+        WorkGrant(
+            tool=tool,
+            bounds=tuple(
+                ArgumentBound(argument=arg, allowed=tuple(allowed))
+                for arg, allowed in sorted(args.items())
+            )
+            if tool in EFFECTS[suite]
+            else (),
+        )
+        for tool, args in sorted(values.items())
+    )

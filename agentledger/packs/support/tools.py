@@ -1,0 +1,362 @@
+"""The support pack's tools: contracts plus implementations against the system of record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from sqlalchemy import func, select
+from sqlalchemy.engine import Connection, Engine
+
+from agentledger.activities.ports import ToolCall, ToolOutput
+from agentledger.activities.retrieval import search_evidence
+from agentledger.domain.tools import (
+    ApprovalRule,
+    FactBound,
+    ModelView,
+    ResourceRef,
+    ToolContract,
+    VerifiedFact,
+)
+from agentledger.packs.support import records as r
+from agentledger.packs.support.money import exact_amount
+
+ORDER_ID = r"^ord_[0-9]{1,12}$"
+# Strict: a JSON ``true`` or ``"42.5"`` is refused, never coerced. The schema stays a JSON number
+# (it is part of pinned contracts); exactness in the currency is checked by ``_exact``.
+AMOUNT = Field(strict=True, gt=0, allow_inf_nan=False)
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OrderRef(_Args):
+    order_id: str = Field(pattern=ORDER_ID)
+
+
+class CustomerRef(_Args):
+    customer_id: str = Field(pattern=r"^usr_[0-9a-z]{1,16}$")
+
+
+class PolicyQuery(_Args):
+    query: str = Field(min_length=3, max_length=300)
+
+
+class RefundRequest(_Args):
+    order_id: str = Field(pattern=ORDER_ID)
+    amount: float = AMOUNT
+    currency: str = Field(pattern=r"^[A-Z]{3}$")
+    reason: str = Field(min_length=3, max_length=200)
+
+    @model_validator(mode="after")
+    def _exact(self) -> Self:
+        exact_amount(self.amount, self.currency)  # raises: 0.001 EUR is refused, not rounded
+        return self
+
+
+class CustomerMessage(_Args):
+    customer_id: str = Field(pattern=r"^usr_[0-9a-z]{1,16}$")
+    body: str = Field(min_length=1, max_length=2000)
+
+
+class OrderView(BaseModel):
+    order_id: str
+    status: str
+    amount: float
+    refundable_amount: float
+    currency: str
+    promised_by: str
+    delivered_at: str | None
+
+
+class CustomerView(BaseModel):
+    customer_id: str
+    name: str
+    language: str
+    tier: str
+
+
+class PolicyResults(BaseModel):
+    results: list[dict[str, Any]]
+
+
+class RefundReceipt(BaseModel):
+    refund_id: str
+    order_id: str
+    amount: float = Field(strict=True, allow_inf_nan=False)  # no bound: the schema is pinned
+    currency: str
+
+    @model_validator(mode="after")
+    def _exact(self) -> Self:
+        exact_amount(self.amount, self.currency)
+        return self
+
+
+class MessageReceipt(BaseModel):
+    message_id: str
+
+
+GET_ORDER = ToolContract(
+    name="get_order",
+    version="1.0.0",
+    description="Read one of the requester's orders.",
+    input_model=OrderRef,
+    output_model=OrderView,
+    scope="read",
+    risk="low",
+    required_scope="orders:read",
+    resource_argument="order_id",
+    model_view=ModelView(
+        untouchable_fields=("order_id", "amount", "refundable_amount", "currency", "status")
+    ),
+    summary_template="Order {order_id}: {status}, refundable {refundable_amount} {currency}",
+)
+GET_CUSTOMER = ToolContract(
+    name="get_customer",
+    version="1.0.0",
+    description="Read the requester's customer profile.",
+    input_model=CustomerRef,
+    output_model=CustomerView,
+    scope="read",
+    risk="low",
+    required_scope="orders:read",
+    resource_argument="customer_id",
+    summary_template="Customer {customer_id}: {name} ({tier})",
+)
+SEARCH_RETURNS_POLICY = ToolContract(
+    name="search_returns_policy",
+    version="1.0.0",
+    description="Search the approved returns and shipping policies.",
+    input_model=PolicyQuery,
+    output_model=PolicyResults,
+    scope="read",
+    risk="low",
+    required_scope="policies:read",
+    model_view=ModelView(
+        mode="slim",
+        list_field="results",
+        keep_fields=("source_id", "title", "text"),
+        truncate_words=150,
+        max_items=6,
+        untouchable_fields=("source_id", "revision"),
+    ),
+    summary_template="Policy search: {count} passages",
+)
+CREATE_REFUND = ToolContract(
+    name="create_refund",
+    version="1.0.0",
+    description="Refund an order to the original payment method. Requires approval.",
+    input_model=RefundRequest,
+    output_model=RefundReceipt,
+    scope="write",
+    risk="consequential",
+    required_scope="refunds:request",
+    resource_argument="order_id",
+    approval=ApprovalRule(kind="always"),
+    fact_bounds=(
+        FactBound(argument="amount", fact="refundable_amount", relation="at_most"),
+        FactBound(argument="currency", fact="currency", relation="equals"),
+    ),
+    summary_template="Refund {refund_id}: {amount} {currency} for {order_id}",
+)
+SEND_CUSTOMER_MESSAGE = ToolContract(
+    name="send_customer_message",
+    version="1.0.0",
+    description="Send the customer a message.",
+    input_model=CustomerMessage,
+    output_model=MessageReceipt,
+    scope="write",
+    risk="consequential",
+    required_scope="messages:send",
+    resource_argument="customer_id",
+    approval=ApprovalRule(kind="always"),
+    summary_template="Message {message_id} sent",
+)
+
+
+def _failed(code: str, message: str) -> ToolOutput:
+    return ToolOutput(
+        status="failed", output={"error": code}, error_code=code, error_message=message
+    )
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _order_row(conn: Connection, order_id: str) -> Any:
+    return conn.execute(select(r.orders).where(r.orders.c.order_id == order_id)).first()
+
+
+def _refunded(conn: Connection, order_id: str) -> Decimal:
+    total = conn.execute(
+        select(func.coalesce(func.sum(r.refunds.c.amount), 0)).where(
+            r.refunds.c.order_id == order_id
+        )
+    ).scalar_one()
+    return Decimal(str(total))
+
+
+def _as_utc(value: datetime | None) -> datetime | None:
+    from datetime import UTC
+
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+def refundable_amount(conn: Connection, order: Any) -> Decimal:
+    """What is left to refund on ``order`` (a row), exactly; may be negative on corrupt data."""
+    return Decimal(str(order.amount)) - _refunded(conn, order.order_id)
+
+
+def order_view(conn: Connection, order_id: str) -> tuple[Any, OrderView] | None:
+    row = _order_row(conn, order_id)
+    if row is None:
+        return None
+    promised, delivered = _as_utc(row.promised_by), _as_utc(row.delivered_at)
+    refundable = refundable_amount(conn, row)
+    status = row.status
+    if (
+        status == "delivered"
+        and delivered is not None
+        and promised is not None
+        and delivered > promised
+    ):
+        status = "delivered_late"
+    if refundable <= 0 and status != "in_transit":
+        status = "refunded"
+    view = OrderView(
+        order_id=row.order_id,
+        status=status,
+        amount=float(row.amount),
+        refundable_amount=float(max(refundable, Decimal(0))),
+        currency=row.currency,
+        promised_by=_iso(promised) or "",
+        delivered_at=_iso(delivered),
+    )
+    return row, view
+
+
+@dataclass(frozen=True)
+class GetOrder:
+    contract: ToolContract = GET_ORDER
+
+    def execute(self, engine: Engine, call: ToolCall) -> ToolOutput:
+        args = call.arguments
+        assert isinstance(args, OrderRef)
+        with engine.connect() as conn:
+            found = order_view(conn, args.order_id)
+        # Another customer's order is reported exactly like a missing one: no existence leak.
+        if (
+            found is None
+            or found[0].customer_id != call.principal.user_id
+            or found[0].tenant_id != call.principal.tenant_id
+        ):
+            return _failed(
+                "order_not_found",
+                f"no order {args.order_id} on the account of {call.principal.user_id}",
+            )
+        row, view = found
+        values = {
+            "order_status": view.status,
+            "amount": view.amount,
+            "refundable_amount": view.refundable_amount,
+            "currency": view.currency,
+        }
+        facts = tuple(
+            VerifiedFact(name=name, value=value, resource_id=view.order_id, observed_at=call.now)
+            for name, value in values.items()
+        )
+        resource = ResourceRef(
+            resource_id=view.order_id,
+            kind="order",
+            owner_user_id=row.customer_id,
+            tenant_id=row.tenant_id,
+        )
+        return ToolOutput(
+            status="succeeded",
+            output=view.model_dump(mode="json"),
+            receipt_id=f"order-read-{view.order_id}",
+            facts=facts,
+            resources=(resource,),
+        )
+
+    def reconcile(self, engine: Engine, call: ToolCall) -> ToolOutput | None:
+        return None
+
+
+@dataclass(frozen=True)
+class GetCustomer:
+    contract: ToolContract = GET_CUSTOMER
+
+    def execute(self, engine: Engine, call: ToolCall) -> ToolOutput:
+        args = call.arguments
+        assert isinstance(args, CustomerRef)
+        with engine.connect() as conn:
+            row = conn.execute(
+                select(r.customers).where(r.customers.c.customer_id == args.customer_id)
+            ).first()
+        if (
+            row is None
+            or row.customer_id != call.principal.user_id
+            or row.tenant_id != call.principal.tenant_id
+        ):
+            return _failed(
+                "customer_not_found",
+                f"no customer {args.customer_id} visible to {call.principal.user_id}",
+            )
+        view = CustomerView(
+            customer_id=row.customer_id, name=row.name, language=row.language, tier=row.tier
+        )
+        return ToolOutput(
+            status="succeeded",
+            output=view.model_dump(),
+            receipt_id=f"customer-read-{row.customer_id}",
+            facts=(
+                VerifiedFact(
+                    name="language",
+                    value=row.language,
+                    resource_id=row.customer_id,
+                    observed_at=call.now,
+                ),
+            ),
+            resources=(
+                ResourceRef(
+                    resource_id=row.customer_id,
+                    kind="customer",
+                    owner_user_id=row.customer_id,
+                    tenant_id=row.tenant_id,
+                ),
+            ),
+        )
+
+    def reconcile(self, engine: Engine, call: ToolCall) -> ToolOutput | None:
+        return None
+
+
+@dataclass(frozen=True)
+class SearchReturnsPolicy:
+    """Policy evidence from the versioned document store (full-text, tenant-filtered, only
+    approved revisions in force at ``call.now``)."""
+
+    contract: ToolContract = SEARCH_RETURNS_POLICY
+
+    def execute(self, engine: Engine, call: ToolCall) -> ToolOutput:
+        args = call.arguments
+        assert isinstance(args, PolicyQuery)
+        evidence = search_evidence(
+            engine, args.query, tenant_id=call.principal.tenant_id, now=call.now, limit=3
+        )
+        results = [e.model_dump(mode="json") for e in evidence]
+        return ToolOutput(
+            status="succeeded",
+            output={"results": results, "count": len(results)},
+            receipt_id=f"policy-search-{call.operation_id}",
+            evidence=evidence,
+        )
+
+    def reconcile(self, engine: Engine, call: ToolCall) -> ToolOutput | None:
+        return None

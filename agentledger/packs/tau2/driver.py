@@ -1,0 +1,84 @@
+"""Drive many conformance runs through Temporal with a scripted approver.
+
+Runs go concurrently (a bounded number at once, so two cores are not swamped by query polling);
+each run is watched through its query until it ends, and every approval it asks for is decided
+through the ``decide_approval`` update exactly as a person would decide it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from agentledger import client_ops
+from agentledger.domain.decisions import ToolCallProposal
+from agentledger.domain.state import WorkingState
+from agentledger.domain.workorder import WorkOrder
+from agentledger.errors import Refused
+
+__all__ = ["Approver", "RunSpec", "drive"]
+
+_MAX_LOOKS = 2_000
+
+Approver = Callable[[ToolCallProposal], bool]
+"""The scripted approver's policy: True approves, False rejects."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    run_id: str
+    work_order: WorkOrder
+    approver_id: str
+    approve: Approver
+
+
+async def drive(
+    client: Client, task_queue: str, specs: Sequence[RunSpec], *, concurrency: int = 6
+) -> dict[str, WorkingState]:
+    """Run every spec to its end; returns each run's final state (from the live query)."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(spec: RunSpec) -> tuple[str, WorkingState]:
+        async with gate:
+            return spec.run_id, await _run(client, task_queue, spec)
+
+    done = await asyncio.gather(*(one(s) for s in specs))
+    return dict(done)
+
+
+async def _run(client: Client, task_queue: str, spec: RunSpec) -> WorkingState:
+    handle = await client_ops.start_run(client, task_queue, spec.work_order, run_id=spec.run_id)
+    for _ in range(_MAX_LOOKS):
+        try:
+            state = await _step(client, handle.id, spec)
+        except (RPCError, Refused):
+            # No worker answers queries or updates while one is being replaced (crash tests);
+            # the run itself is durable, so ask again.
+            await asyncio.sleep(0.25)
+            continue
+        if state is not None:
+            await handle.result()
+            return state
+    raise TimeoutError(f"run {spec.run_id} kept refusing queries or approvals")
+
+
+async def _step(client: Client, run_id: str, spec: RunSpec) -> WorkingState | None:
+    """One look at the run: its final state, or None after deciding what it waits for."""
+    state = await client_ops.wait_for(client, run_id, pending_approval=True, timeout=600)
+    if state.status in ("completed", "failed"):
+        return state
+    for pending in list(state.pending_approvals.values()):
+        approve = spec.approve(pending.proposal)
+        await client_ops.decide(
+            client,
+            run_id,
+            pending.approval_id,
+            spec.approver_id,
+            approve=approve,
+            reason="" if approve else "scripted approver: writes are denied in this variant",
+        )
+    return None

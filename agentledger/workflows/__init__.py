@@ -1,0 +1,11 @@
+"""Temporal orchestration: the run loop, approvals over updates, timers and queries."""
+
+from agentledger.workflows.agent_run import (
+    AgentRunWorkflow,
+    ApprovalDecision,
+    ApprovalResult,
+    Continuation,
+    RunInput,
+)
+
+__all__ = ["AgentRunWorkflow", "ApprovalDecision", "ApprovalResult", "Continuation", "RunInput"]

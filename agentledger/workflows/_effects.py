@@ -1,0 +1,167 @@
+"""Effects: an authorised call runs as an activity and ends in exactly one receipt.
+
+Reads retry until they answer; writes are reconciled by their idempotency key; a write nothing
+can reconcile runs once and an unknown outcome is settled as ``unknown`` for a person. A server
+that asks for human input mid-call is answered through an approval, then the call is re-run.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    # Pure domain code and pydantic models: safe to share with the sandbox, and re-importing
+    # pydantic per workflow run would cost far more than the run itself.
+    from agentledger.activities.messages import ToolStepInput
+    from agentledger.domain import events as ev
+    from agentledger.domain.decisions import ToolCallProposal
+    from agentledger.domain.elicitation import (
+        ElicitationRequest,
+        answered_idempotency_key,
+        declined_elicitation,
+        elicitation_approval_digest,
+    )
+    from agentledger.domain.governance import Allow
+    from agentledger.domain.tools import Receipt, ReceiptStatus, ToolContract
+
+from agentledger.workflows._approvals import Approvals
+from agentledger.workflows._core import MODEL_TIMEOUT, ONCE, RETRY
+
+
+class ToolEffects(Approvals):
+    async def _execute(self, operation_id: str, allow: Allow) -> None:
+        self._emit(
+            ev.ToolCallAuthorised,
+            operation_id=operation_id,
+            tool=allow.tool,
+            tool_version=allow.tool_version,
+            arguments=allow.arguments,
+            arguments_digest=allow.arguments_digest,
+            idempotency_key=allow.idempotency_key,
+            approval_id=allow.approval_id,
+        )
+        contract = self._contracts[allow.tool]
+        call = ToolStepInput(
+            run_id=self._state.run_id,
+            pack=self._work_order().pack,
+            operation_id=operation_id,
+            tool=allow.tool,
+            arguments=allow.arguments,
+            idempotency_key=allow.idempotency_key,
+            principal=self._principal(),
+            now=workflow.now(),
+            outbox=self._take_outbox(),
+            manifest_hash=self._manifest_hash,
+        )
+        receipt = await self._call_tool(call, contract)
+        asked = declined_elicitation(receipt.model_view) if receipt is not None else None
+        if receipt is not None and asked is not None and self._manifest_().pins(allow.tool):
+            receipt = await self._answer_elicitation(call, contract, allow, asked, receipt)
+        if receipt is not None:
+            self._record_receipt(receipt)
+
+    async def _call_tool(self, call: ToolStepInput, contract: ToolContract) -> Receipt | None:
+        """The call's receipt, or ``None`` when its outcome was recorded as unknowable."""
+        heartbeat = contract.heartbeat_seconds
+        try:
+            receipt: Receipt = await workflow.execute_activity(
+                "execute_tool",
+                call,
+                result_type=Receipt,
+                start_to_close_timeout=timedelta(seconds=contract.timeout_seconds),
+                heartbeat_timeout=timedelta(seconds=heartbeat) if heartbeat else None,
+                # Unlimited attempts with backoff (capped at 10 s): execute_tool reconciles a
+                # write by its idempotency key before acting and a read has no effect to double,
+                # so every retry is safe, and a database outage or a crashed worker must delay a
+                # call, not turn it into a failure. A write nothing can reconcile runs once.
+                retry_policy=ONCE if contract.on_partial_completion == "in_doubt" else RETRY,
+            )
+        except ActivityError as exc:
+            if contract.on_partial_completion == "in_doubt":
+                self._record_doubt(call, exc)
+                return None
+            return await self._reconcile(call, exc)
+        return receipt
+
+    async def _answer_elicitation(
+        self,
+        call: ToolStepInput,
+        contract: ToolContract,
+        allow: Allow,
+        asked: ElicitationRequest,
+        declined: Receipt,
+    ) -> Receipt | None:
+        """The server asked for human input and the call declined it: ask a person (the
+        operation stays open), then re-run the call with exactly their answer. Without a grant
+        the declined result stands; ``None`` when the re-run's outcome was recorded unknown."""
+        bound_to = elicitation_approval_digest(
+            call.operation_id, allow.arguments_digest, self._manifest_hash, asked
+        )
+        proposal = ToolCallProposal(tool=allow.tool, arguments=allow.arguments)
+        outcome = await self._await_approval(call.operation_id, proposal, bound_to, asked)
+        if outcome.decision != "granted" or outcome.content is None:
+            return declined
+        answered = call.model_copy(
+            update={
+                "elicitation_answers": {asked.digest: outcome.content},
+                "idempotency_key": answered_idempotency_key(call.idempotency_key, asked),
+                "now": workflow.now(),
+                "outbox": self._take_outbox(),
+            }
+        )
+        return await self._call_tool(answered, contract)
+
+    def _record_doubt(self, call: ToolStepInput, exc: ActivityError) -> None:
+        """Nothing can say whether the call ran: its outcome is settled as unknown, an
+        unresolved error for a person (the outbox it carried is resent with the next flush)."""
+        self._outbox = call.outbox + self._outbox
+        self._record_receipt(self._doubt(call, exc, status="unknown"))
+
+    def _doubt(
+        self, call: ToolStepInput, exc: ActivityError, status: ReceiptStatus = "in_doubt"
+    ) -> Receipt:
+        return Receipt(
+            operation_id=call.operation_id,
+            tool=call.tool,
+            tool_version="",
+            status=status,
+            idempotency_key=call.idempotency_key,
+            error_code="outcome_unknown",
+            error_message=str(exc.cause or exc),
+            observed_at=workflow.now(),
+        )
+
+    async def _reconcile(self, call: ToolStepInput, exc: ActivityError) -> Receipt:
+        """Outcome unknown: record it as in doubt, then ask the system of record."""
+        self._emit(ev.ToolReceiptRecorded, receipt=self._doubt(call, exc))
+        receipt: Receipt = await workflow.execute_activity(
+            "reconcile_tool",
+            # The failed call's outbox may not have landed; appends are idempotent, so resend it.
+            call.model_copy(
+                update={"outbox": call.outbox + self._take_outbox(), "now": workflow.now()}
+            ),
+            result_type=Receipt,
+            start_to_close_timeout=MODEL_TIMEOUT,
+            retry_policy=RETRY,
+        )
+        return receipt
+
+    def _record_receipt(self, receipt: Receipt) -> None:
+        self._emit(ev.ToolReceiptRecorded, receipt=receipt)
+        for passage in receipt.evidence:
+            self._emit(
+                ev.EvidenceRecorded,
+                operation_id=receipt.operation_id,
+                **passage.model_dump(exclude={"score"}),
+            )
+        if receipt.status in ("failed", "unknown"):
+            self._emit(
+                ev.ErrorRecorded,
+                error_id=f"err_{self._state.last_seq + 1}",
+                code=receipt.error_code or "tool_failed",
+                message=receipt.error_message or "",
+                operation_id=receipt.operation_id,
+            )
