@@ -19,9 +19,10 @@ from agentledger.activities.models import model_clients
 from agentledger.activities.ports import ModelClient
 from agentledger.activities.run_activities import RunActivities
 from agentledger.config import Settings
+from agentledger.domain.tools import ToolContract
 from agentledger.errors import ConfigError, DatabaseUnavailable
-from agentledger.packs import get_pack, pack_names, register_pack
-from agentledger.workflows import AgentRunWorkflow
+from agentledger.registry import get_pack, pack_names, register_pack
+from agentledger.workflows import AgentRunWorkflow, recorded_contracts
 
 # A compaction event carries a long run's whole typed state; Temporal's own payload limit is 2 MB.
 LEDGER_MAX_EVENT_BYTES = 1 << 20
@@ -32,7 +33,7 @@ LEDGER_MAX_EVENT_BYTES = 1 << 20
 PASSTHROUGH = (
     "agentledger.domain",  # pure: events, fold, governance, context builder (no I/O, no clock)
     "agentledger.activities",  # the activities' message models the workflow sends and receives
-    "agentledger.packs",  # tool contracts the workflow authorizes against
+    "agentledger.workflows.recorded_contracts",  # the worker's pack lookup, for old runs
     "pydantic",  # every event and message is a pydantic model
     "pydantic_core",  # pydantic's compiled validators
     "orjson",  # canonical JSON for digests
@@ -40,6 +41,20 @@ PASSTHROUGH = (
     "jsonschema",  # validation of MCP tools' arguments against their pinned schemas
     "sqlalchemy",  # imported by agentledger.activities' stores; never called from a workflow
 )
+
+
+def pack_contracts(name: str) -> Mapping[str, ToolContract]:
+    """A pack's tool contracts as deployed (what runs prepared before manifests froze tool
+    terms are replayed against)."""
+    return get_pack(name).contracts
+
+
+def workflow_runner(*passthrough: str) -> SandboxedWorkflowRunner:
+    """The sandbox every worker and replayer runs the workflow in, with the registry's pack
+    lookup installed for runs prepared before manifests froze tool terms."""
+    recorded_contracts.install(pack_contracts)
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, *passthrough)
+    return SandboxedWorkflowRunner(restrictions=restrictions)
 
 
 @dataclass
@@ -88,7 +103,7 @@ class Runtime:
 
     def worker(self, client: Client, *, max_concurrent: int = 64) -> Worker:
         memory = MemoryStore(self.ledger.engine)
-        activities = RunActivities(self.ledger, self.models(), memory=memory)
+        activities = RunActivities(self.ledger, self.models(), packs=get_pack, memory=memory)
         return Worker(
             client,
             task_queue=self.settings.task_queue,
@@ -101,7 +116,5 @@ class Runtime:
             activity_executor=ThreadPoolExecutor(max_workers=max_concurrent),
             max_concurrent_activities=max_concurrent,
             max_cached_workflows=self.settings.max_cached_runs,
-            workflow_runner=SandboxedWorkflowRunner(
-                restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
-            ),
+            workflow_runner=workflow_runner(),
         )

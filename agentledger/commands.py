@@ -21,8 +21,8 @@ from agentledger.domain.fold import project
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import ModelOverride, WorkOrder
 from agentledger.errors import ConfigError, NotFound, ServerUnavailable
-from agentledger.packs import UnknownPack, get_pack
 from agentledger.reading import open_ledger, print_run, require_ledger, where
+from agentledger.registry import UnknownPack, get_pack
 from agentledger.temporal_client import connect
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import Any
 from agentledger import client_ops
 from agentledger.domain import events as ev
 from agentledger.domain.principal import Principal
-from agentledger.packs import get_pack, register_pack
+from agentledger.registry import get_pack, register_pack
 from bench import _mcp_pack as mcp
 from bench._stack import Stack, embedded_stack
 

@@ -20,7 +20,7 @@ import json
 import time
 from typing import Any
 
-from agentledger.packs import register_pack
+from agentledger.registry import register_pack
 from bench._stack import Stack, embedded_stack
 
 SUITES = ("tau2-retail", "tau2-airline", "agentdojo-banking", "agentdojo-slack")

@@ -19,9 +19,8 @@ from datetime import timedelta
 
 from temporalio import activity, workflow
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from agentledger.app import PASSTHROUGH, Runtime
+from agentledger.app import Runtime, workflow_runner
 from bench._stack import embedded_stack
 
 STEPS = 20
@@ -48,9 +47,7 @@ async def _floor(client, runs: int) -> list[float]:  # type: ignore[no-untyped-d
     queue = f"floor-{uuid.uuid4().hex[:6]}"
     timings = []
     # Same sandbox settings as agentledger's worker, so neither side pays module re-imports.
-    runner = SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, "bench")
-    )
+    runner = workflow_runner("bench")
     async with Worker(
         client,
         task_queue=queue,
@@ -69,7 +66,7 @@ async def _floor(client, runs: int) -> list[float]:  # type: ignore[no-untyped-d
 
 async def _agentledger(stack, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
     from agentledger import client_ops
-    from agentledger.packs import register_pack
+    from agentledger.registry import register_pack
     from bench import _noop_pack
 
     register_pack("bench", "bench._noop_pack:PACK")

@@ -20,7 +20,7 @@ from temporalio.client import Client
 
 from agentledger import client_ops
 from agentledger.domain.events import RunEvent, StepStarted
-from agentledger.packs import register_pack
+from agentledger.registry import register_pack
 from bench import _noop_pack
 from bench._stack import embedded_stack
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from agentledger import client_ops
-from agentledger.packs import get_pack
+from agentledger.registry import get_pack
 from bench._stack import Stack, embedded_stack
 
 REQUEST = "Can I get a refund for order {order}? It arrived late."

@@ -22,7 +22,7 @@ from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
 from agentledger.domain.events import RunEvent
 from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
-from agentledger.packs import get_pack
+from agentledger.registry import get_pack
 from agentledger.temporal_client import connect
 
 

@@ -1,7 +1,9 @@
-"""The narrow ports activities call through: tools and models. Packs implement them."""
+"""The narrow ports activities call through: packs, their tools and models. Packs implement them;
+the composition root hands activities the installed packs (``PackLookup``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
@@ -10,9 +12,10 @@ from pydantic import BaseModel, JsonValue
 from sqlalchemy.engine import Engine
 
 from agentledger.domain.context import ContextPacket
-from agentledger.domain.manifest import ModelProfile
+from agentledger.domain.manifest import AgentProfile, ModelProfile
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import EvidencePassage, ResourceRef, ToolContract, VerifiedFact
+from agentledger.domain.workorder import WorkOrder
 
 
 @dataclass(frozen=True)
@@ -68,3 +71,30 @@ class ModelReply:
 
 class ModelClient(Protocol):
     def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply: ...
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A domain pack: its agent profile, tools, directory, scripted models and system of record."""
+
+    name: str
+    profile: AgentProfile
+    tools: Mapping[str, ToolImplementation]
+    principals: tuple[Principal, ...]
+    models: Mapping[str, ModelClient]
+    install: Callable[[Engine], None]
+    seed: Callable[[Engine], bool]
+    make_work_order: Callable[[str, Principal], WorkOrder]
+    policy_version: Callable[[Engine], str]
+
+    @property
+    def contracts(self) -> Mapping[str, ToolContract]:
+        return {name: tool.contract for name, tool in self.tools.items()}
+
+
+class UnknownPack(LookupError):
+    pass
+
+
+PackLookup = Callable[[str], Pack]
+"""The installed packs by name; raises ``UnknownPack``."""

@@ -33,7 +33,15 @@ from agentledger.activities.messages import (
     ToolStepInput,
 )
 from agentledger.activities.models import chosen_model
-from agentledger.activities.ports import ModelClient, ToolCall, ToolImplementation, ToolOutput
+from agentledger.activities.ports import (
+    ModelClient,
+    Pack,
+    PackLookup,
+    ToolCall,
+    ToolImplementation,
+    ToolOutput,
+    UnknownPack,
+)
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context import (
     BpeTokenCounter,
@@ -52,7 +60,6 @@ from agentledger.domain.manifest import ExecutionManifest, resolve_manifest
 from agentledger.domain.mcp import pinned_tool
 from agentledger.domain.state import WorkingState
 from agentledger.domain.tools import Receipt, ToolContract, bounded_receipt
-from agentledger.packs import Pack, UnknownPack, get_pack
 
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
 
@@ -64,7 +71,7 @@ class RunActivities:
         self,
         ledger: Ledger,
         models: Mapping[str, ModelClient],
-        packs: Callable[[str], Pack] = get_pack,
+        packs: PackLookup,
         memory: MemoryStore | None = None,
     ) -> None:
         self._memory = memory
@@ -97,6 +104,7 @@ class RunActivities:
             work_order_digest=sha256_hex(params.work_order.model_dump(mode="json")),
             memory_snapshot="none",
             policy_version=pack.policy_version(self._ledger.engine),
+            contracts=pack.contracts,
             # Each MCP server is discovered at attempt start and its identity, protocol,
             # capabilities and tool-list digest frozen here; calls are checked against them.
             mcp_pins=tuple(pin_server(discover(c), c) for c in profile.mcp_servers),
@@ -158,7 +166,11 @@ class RunActivities:
     @activity.defn(name="execute_tool")
     def execute_tool(self, params: ToolStepInput) -> Receipt:
         self._ledger.append(params.outbox)
-        tool, call = self._tool_call(params)
+        tool = self._tool(params)
+        changed = self._changed_contract(params, tool)
+        if changed is not None:
+            return self._receipt(params, tool, changed)
+        call = self._tool_call(params, tool)
         # A write first asks the system of record whether this key already ran: a retry after
         # a crash returns the original receipt instead of acting twice.
         output = (
@@ -171,8 +183,11 @@ class RunActivities:
     @activity.defn(name="reconcile_tool")
     def reconcile_tool(self, params: ToolStepInput) -> Receipt:
         self._ledger.append(params.outbox)
-        tool, call = self._tool_call(params)
-        output = tool.reconcile(self._ledger.engine, call)
+        tool = self._tool(params)
+        changed = self._changed_contract(params, tool)
+        if changed is not None:
+            return self._receipt(params, tool, changed)
+        output = tool.reconcile(self._ledger.engine, self._tool_call(params, tool))
         if output is None:
             output = ToolOutput(
                 status="failed",
@@ -227,10 +242,29 @@ class RunActivities:
             elicitation_handler=PreapprovedElicitations(params.elicitation_answers),
         )
 
-    def _tool_call(self, params: ToolStepInput) -> tuple[ToolImplementation, ToolCall]:
-        tool = self._tool(params)
+    def _changed_contract(
+        self, params: ToolStepInput, tool: ToolImplementation
+    ) -> ToolOutput | None:
+        """A failed outcome when this worker's code is not the tool version the run's attempt
+        froze: the call was authorised under those terms, so another version must not act."""
+        frozen = self._manifests(params.manifest_hash).terms.get(params.tool)
+        live = tool.contract
+        if frozen is None or (frozen.version, frozen.schema_hash) == (
+            live.version,
+            live.schema_hash,
+        ):
+            return None
+        return ToolOutput(
+            status="failed",
+            output={"error": "contract_changed"},
+            error_code="contract_changed",
+            error_message=f"{params.tool} {live.version} is deployed on this worker; the run "
+            f"froze {frozen.version}, so the call did not run",
+        )
+
+    def _tool_call(self, params: ToolStepInput, tool: ToolImplementation) -> ToolCall:
         arguments = tool.contract.input_model.model_validate(params.arguments)
-        return tool, ToolCall(
+        return ToolCall(
             operation_id=params.operation_id,
             principal=params.principal,
             arguments=arguments,
@@ -281,9 +315,10 @@ def build_step_packet(
         *_observations(state),
         *memories,
     ]
+    contracts = manifest.terms or manifest.tool_contracts(pack.contracts)
     definitions = {
         name: ToolDefinition.from_contract(c)
-        for name, c in manifest.tool_contracts(pack.contracts).items()
+        for name, c in contracts.items()
         if manifest.grant(name) is not None
     }
     return build_context(

@@ -22,7 +22,7 @@ from agentledger.domain.decisions import ToolCallProposal
 from agentledger.domain.manifest import ExecutionManifest, ToolGrant
 from agentledger.domain.principal import APPROVER_ROLE, Principal
 from agentledger.domain.state import WorkingState
-from agentledger.domain.tools import FactBound, ToolContract
+from agentledger.domain.tools import FactBound, Governed
 
 
 class Allow(Frozen):
@@ -80,7 +80,7 @@ def authorize(
     principal: Principal,
     now: datetime,
     *,
-    contracts: Mapping[str, ToolContract],
+    contracts: Mapping[str, Governed],
     step: str,
     operation_id: str,
 ) -> Authorization:
@@ -150,7 +150,7 @@ def _work_order_refusal(
 
 
 def _policy_refusal(
-    contract: ToolContract,
+    contract: Governed,
     grant: ToolGrant,
     arguments: dict[str, JsonValue],
     state: WorkingState,
@@ -184,7 +184,7 @@ def _policy_refusal(
 
 
 def _resource_refusal(
-    contract: ToolContract,
+    contract: Governed,
     arguments: dict[str, JsonValue],
     state: WorkingState,
     principal: Principal,
@@ -239,7 +239,7 @@ def _bound_refusal(
 
 
 def _with_approval(
-    contract: ToolContract,
+    contract: Governed,
     arguments: dict[str, JsonValue],
     digest: str,
     key: str | None,

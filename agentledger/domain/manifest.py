@@ -7,6 +7,7 @@ one configuration is never mistaken for another's. Changing any component change
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cached_property
 from typing import Any
 
 from pydantic import Field
@@ -24,7 +25,7 @@ from agentledger.domain.mcp import (
 from agentledger.domain.model_profile import (
     ModelProfile as ModelProfile,  # re-exported: part of a manifest
 )
-from agentledger.domain.tools import Risk, Scope, ToolContract
+from agentledger.domain.tools import Risk, Scope, ToolContract, ToolTerms
 from agentledger.domain.workorder import Budget
 
 
@@ -101,21 +102,29 @@ class ExecutionManifest(Frozen):
     approval_ttl_seconds: int
     compaction: CompactionPolicy = Field(default_factory=CompactionPolicy)
     mcp_servers: tuple[McpServerPin, ...] = ()
+    tool_terms: tuple[ToolTerms, ...] = ()
+    """Each granted tool's contract as it stood when the attempt started (native and MCP alike):
+    the gate, the model's tool definitions and the call's retries follow these, not live code."""
 
     def canonical(self) -> dict[str, Any]:
-        """The JSON the hash is over. Without MCP servers the field is left out, so manifests
-        frozen before it existed keep their hashes (events and ledger rows refer to them)."""
-        return self.model_dump(mode="json", exclude=None if self.mcp_servers else {"mcp_servers"})
+        """The JSON the hash is over. Fields added since are left out while empty, so manifests
+        frozen before they existed keep their hashes (events and ledger rows refer to them)."""
+        empty = {name for name in ("mcp_servers", "tool_terms") if not getattr(self, name)}
+        return self.model_dump(mode="json", exclude=empty or None)
 
     @property
     def hash(self) -> str:
         return sha256_hex(self.canonical())
 
+    @cached_property
+    def terms(self) -> dict[str, ToolTerms]:
+        """The frozen terms by tool name; empty for a manifest frozen before terms were."""
+        return {terms.name: terms for terms in self.tool_terms}
+
     def tool_contracts(self, native: Mapping[str, ToolContract]) -> dict[str, ToolContract]:
-        """Every tool this attempt may know: the pack's own and those of its pinned MCP servers
-        (derived from the pins alone, never from a worker's live view of a server)."""
-        pinned = (pin_contracts(pin) for pin in self.mcp_servers)
-        return {**native, **{name: c for contracts in pinned for name, c in contracts.items()}}
+        """For a manifest that froze no terms: the pack's contracts as deployed now and those of
+        its pinned MCP servers (derived from the pins alone, never from a live server)."""
+        return {**native, **_pinned_contracts(self.mcp_servers)}
 
     def pins(self, tool: str) -> bool:
         """Whether ``tool`` is an MCP tool of a server this manifest pins."""
@@ -131,9 +140,23 @@ class ExecutionManifest(Frozen):
         raise ManifestError(f"manifest has no step profile {name!r}")
 
 
+def _pinned_contracts(pins: Iterable[McpServerPin]) -> dict[str, ToolContract]:
+    return {name: c for pin in pins for name, c in pin_contracts(pin).items()}
+
+
+def _frozen_terms(
+    grants: Iterable[ToolGrant], contracts: Mapping[str, ToolContract]
+) -> tuple[ToolTerms, ...]:
+    """The terms of every granted tool that has a contract. A grant without one, or pinning
+    another version, stays as it is: the gate refuses its calls (``unknown_tool``,
+    ``contract_changed``), as it did when it read live contracts."""
+    return tuple(contracts[g.name].terms() for g in grants if g.name in contracts)
+
+
 def resolve_manifest(
     profile: AgentProfile,
     *,
+    contracts: Mapping[str, ToolContract],
     attempt_id: str,
     work_order_digest: str,
     memory_snapshot: str,
@@ -141,7 +164,8 @@ def resolve_manifest(
     mcp_pins: tuple[McpServerPin, ...] = (),
 ) -> ExecutionManifest:
     """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests;
-    each MCP server in the profile arrives as the pin discovery made of it."""
+    each MCP server in the profile arrives as the pin discovery made of it; ``contracts`` are
+    the pack's tool contracts, whose granted terms are frozen."""
     pinned = tuple(pin.connection for pin in mcp_pins)
     if pinned != profile.mcp_servers:
         raise ManifestError(
@@ -178,4 +202,5 @@ def resolve_manifest(
         approval_ttl_seconds=profile.approval_ttl_seconds,
         compaction=profile.compaction,
         mcp_servers=mcp_pins,
+        tool_terms=_frozen_terms(tool_grants, {**contracts, **_pinned_contracts(mcp_pins)}),
     )

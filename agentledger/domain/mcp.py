@@ -12,23 +12,22 @@ not also claim to be destructive. Anything else, including no annotations, is a 
 write that always needs approval, is attempted once (MCP cannot say whether a request ran) and
 whose unknown outcome stays in doubt. The manifest's grants still decide who may call what.
 
-A tool's arguments are validated against the exact JSON Schema the server listed (``jsonschema``,
-pure); the argument model reports that schema as its own, so ``ToolContract.schema_hash`` and the
-definitions shown to a model are the server's schema, byte for byte.
+A tool's arguments are validated against the exact JSON Schema the server listed
+(``domain.arguments``), so ``ToolContract.schema_hash`` and the definitions shown to a model are
+the server's schema, byte for byte.
 """
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 import re
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-import jsonschema  # type: ignore[import-untyped]  # no stubs shipped
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from agentledger.domain._model import Frozen
+from agentledger.domain.arguments import arguments_model
 from agentledger.domain.tools import ApprovalRule, ModelView, ToolContract
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -221,34 +220,6 @@ class McpServerPin(Frozen):
 
 
 # ------------------------------------------------------------------ tools as contracts
-class McpArguments(BaseModel):
-    """Arguments of one MCP tool: permissive in pydantic terms, checked by the listed schema."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-    tool_schema: ClassVar[dict[str, Any]] = {"type": "object"}
-    _validator: ClassVar[Any] = None
-
-    @model_validator(mode="after")
-    def _matches_tool_schema(self) -> McpArguments:
-        errors = sorted(self._validator.iter_errors(self.model_dump()), key=str)
-        if errors:
-            first = errors[0]
-            where = "/".join(str(part) for part in first.absolute_path) or "(root)"
-            raise ValueError(f"{len(errors)} schema error(s); at {where}: {first.message}")
-        return self
-
-    @classmethod
-    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return copy.deepcopy(cls.tool_schema)
-
-
-def arguments_model(class_name: str, schema: dict[str, JsonValue]) -> type[McpArguments]:
-    validator_cls = jsonschema.validators.validator_for(schema)
-    validator_cls.check_schema(schema)
-    namespace = {"tool_schema": dict(schema), "_validator": validator_cls(schema)}
-    return type(class_name, (McpArguments,), namespace)
-
-
 class McpToolResult(BaseModel):
     """An MCP result as an observation: data the model may read, never instructions."""
 

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue
 
 from agentledger.domain._model import Frozen
+from agentledger.domain.arguments import SchemaArguments, arguments_model
 from agentledger.domain.canonical import sha256_hex
 
 Scope = Literal["read", "write"]
@@ -63,9 +64,37 @@ class ModelView(Frozen):
     untouchable_fields: tuple[str, ...] = ()
 
 
+class _Handling:
+    """How a call is retried, reconciled and cancelled: this follows from scope and whether
+    the system of record can be asked."""
+
+    scope: Scope
+    reconcilable: bool
+
+    @property
+    def idempotency(self) -> Literal["none", "runtime_key"]:
+        """Reads need no key; every write gets a runtime-issued key (never a blind retry)."""
+        return "none" if self.scope == "read" else "runtime_key"
+
+    @property
+    def on_partial_completion(self) -> Literal["retry", "reconcile", "in_doubt"]:
+        """An unknown outcome of a write is reconciled by reading the system of record, or,
+        where nothing can be read, recorded as in doubt for a person (never blindly retried)."""
+        if self.scope == "read":
+            return "retry"
+        return "reconcile" if self.reconcilable else "in_doubt"
+
+    @property
+    def cancellation(self) -> Literal["abandon", "reconcile", "in_doubt"]:
+        if self.scope == "read":
+            return "abandon"
+        return "reconcile" if self.reconcilable else "in_doubt"
+
+
 @dataclass(frozen=True)
-class ToolContract:
-    """A tool's behavioural contract. Lives in code; its digest goes into the manifest."""
+class ToolContract(_Handling):
+    """A tool's behavioural contract as its pack's code states it. What governance needs of it
+    is frozen into each attempt's manifest (``terms``): runs are judged by that, not by code."""
 
     name: str
     version: str
@@ -87,25 +116,6 @@ class ToolContract:
     model_view: ModelView = field(default_factory=ModelView)
     summary_template: str = "{tool} result"
 
-    @property
-    def idempotency(self) -> Literal["none", "runtime_key"]:
-        """Reads need no key; every write gets a runtime-issued key (never a blind retry)."""
-        return "none" if self.scope == "read" else "runtime_key"
-
-    @property
-    def on_partial_completion(self) -> Literal["retry", "reconcile", "in_doubt"]:
-        """An unknown outcome of a write is reconciled by reading the system of record, or,
-        where nothing can be read, recorded as in doubt for a person (never blindly retried)."""
-        if self.scope == "read":
-            return "retry"
-        return "reconcile" if self.reconcilable else "in_doubt"
-
-    @property
-    def cancellation(self) -> Literal["abandon", "reconcile", "in_doubt"]:
-        if self.scope == "read":
-            return "abandon"
-        return "reconcile" if self.reconcilable else "in_doubt"
-
     @cached_property
     def schema_hash(self) -> str:
         return sha256_hex(
@@ -114,6 +124,49 @@ class ToolContract:
                 "output": self.output_model.model_json_schema(),
             }
         )
+
+    def terms(self) -> ToolTerms:
+        return ToolTerms(
+            name=self.name,
+            version=self.version,
+            description=self.description,
+            scope=self.scope,
+            risk=self.risk,
+            required_scope=self.required_scope,
+            timeout_seconds=self.timeout_seconds,
+            heartbeat_seconds=self.heartbeat_seconds,
+            reconcilable=self.reconcilable,
+            approval=self.approval,
+            resource_argument=self.resource_argument,
+            fact_bounds=self.fact_bounds,
+            input_schema=self.input_model.model_json_schema(),
+            schema_hash=self.schema_hash,
+        )
+
+
+class ToolTerms(_Handling, Frozen):
+    """A contract as one attempt's manifest froze it: everything the authority gate and the
+    call's retries depend on, and the input schema arguments are checked against. A deploy that
+    changes the pack's code changes no running attempt's terms."""
+
+    name: str
+    version: str
+    description: str
+    scope: Scope
+    risk: Risk
+    required_scope: str
+    timeout_seconds: float
+    heartbeat_seconds: float | None
+    reconcilable: bool
+    approval: ApprovalRule
+    resource_argument: str | None
+    fact_bounds: tuple[FactBound, ...]
+    input_schema: dict[str, JsonValue]
+    schema_hash: str
+
+    @cached_property
+    def input_model(self) -> type[SchemaArguments]:
+        return arguments_model(f"{self.name}_arguments", self.input_schema)
 
 
 class ResourceRef(Frozen):
@@ -215,3 +268,8 @@ def bounded_receipt(receipt: Receipt, scope: Scope, limit: int = MAX_RECEIPT_BYT
             "error_message": f"the result is {where}",
         }
     )
+
+
+Governed = ToolContract | ToolTerms
+"""What the gate authorises against: an attempt's frozen terms, or (for a run prepared before
+manifests froze them) its pack's contract as deployed."""

@@ -25,9 +25,9 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.manifest import ExecutionManifest
     from agentledger.domain.principal import Principal
     from agentledger.domain.state import WorkingState
-    from agentledger.domain.tools import ToolContract
+    from agentledger.domain.tools import Governed
     from agentledger.domain.workorder import WorkOrder
-    from agentledger.packs import contracts_for
+    from agentledger.workflows import recorded_contracts
 
 MODEL_TIMEOUT = timedelta(seconds=60)
 RETRY = RetryPolicy(
@@ -45,11 +45,15 @@ class RunCore:
         self._outbox: list[ev.RunEvent] = []
         self._manifest: ExecutionManifest | None = None
         self._manifest_hash = ""
-        self._contracts: Mapping[str, ToolContract] = {}
+        self._contracts: Mapping[str, Governed] = {}
 
     def _pin_manifest(self, manifest: ExecutionManifest, pack: str) -> None:
+        """The attempt's manifest, and the tool terms it froze (for a run prepared before
+        manifests froze them, its pack's contracts as deployed: that is how it ran)."""
         self._manifest, self._manifest_hash = manifest, manifest.hash
-        self._contracts = manifest.tool_contracts(contracts_for(pack))
+        self._contracts = manifest.terms or manifest.tool_contracts(
+            recorded_contracts.contracts_of(pack)
+        )
 
     def _emit(self, kind: type[ev.Envelope], **fields: Any) -> None:
         event = kind(

@@ -25,7 +25,7 @@ with workflow.unsafe.imports_passed_through():
         elicitation_approval_digest,
     )
     from agentledger.domain.governance import Allow
-    from agentledger.domain.tools import Receipt, ReceiptStatus, ToolContract
+    from agentledger.domain.tools import Governed, Receipt, ReceiptStatus
 
 from agentledger.workflows._approvals import Approvals
 from agentledger.workflows._core import MODEL_TIMEOUT, ONCE, RETRY
@@ -63,7 +63,7 @@ class ToolEffects(Approvals):
         if receipt is not None:
             self._record_receipt(receipt)
 
-    async def _call_tool(self, call: ToolStepInput, contract: ToolContract) -> Receipt | None:
+    async def _call_tool(self, call: ToolStepInput, contract: Governed) -> Receipt | None:
         """The call's receipt, or ``None`` when its outcome was recorded as unknowable."""
         heartbeat = contract.heartbeat_seconds
         try:
@@ -89,7 +89,7 @@ class ToolEffects(Approvals):
     async def _answer_elicitation(
         self,
         call: ToolStepInput,
-        contract: ToolContract,
+        contract: Governed,
         allow: Allow,
         asked: ElicitationRequest,
         declined: Receipt,

@@ -17,7 +17,7 @@ import pytest
 from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
-from agentledger.packs import register_pack
+from agentledger.registry import register_pack
 from agentledger.temporal_client import connect
 
 PACKS = {  # name -> module:attribute, as AGENTLEDGER_PACKS takes them

@@ -89,6 +89,7 @@ def test_an_execution_manifest_round_trips_as_the_model_with_the_same_hash(ledge
         work_order_digest=sha256_hex({"order": "ord_4821"}),
         memory_snapshot="none",
         policy_version="returns-2026-08",
+        contracts=pytest.importorskip("agentledger.packs.support").PACK.contracts,
     )
 
     digest = ledger.put_manifest(manifest)

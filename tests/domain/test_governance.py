@@ -31,11 +31,11 @@ from agentledger.domain.manifest import ExecutionManifest, resolve_manifest
 from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
 from agentledger.domain.tools import Receipt, ResourceRef, VerifiedFact
-from agentledger.packs import contracts_for
 from agentledger.packs.support.profile import SUPPORT_PROFILE
+from agentledger.registry import get_pack
 from tests.factories import T0, RunScript
 
-CONTRACTS = contracts_for("support")
+CONTRACTS = get_pack("support").contracts
 POLICY_VERSION = "returns-2026-08"
 MANIFEST = resolve_manifest(
     SUPPORT_PROFILE,
@@ -43,6 +43,7 @@ MANIFEST = resolve_manifest(
     work_order_digest=sha256_hex("work-order"),
     memory_snapshot="memory:empty",
     policy_version=POLICY_VERSION,
+    contracts=CONTRACTS,
 )
 DANA = Principal(
     user_id="usr_73",

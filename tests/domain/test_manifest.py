@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from agentledger.domain.context import SUPPORT_STEP_PROFILES
 from agentledger.domain.manifest import AgentProfile, resolve_manifest
+from agentledger.packs.support import PACK
 from agentledger.packs.support.profile import SUPPORT_PROFILE
 
 INPUTS = {
@@ -24,7 +25,8 @@ INPUTS = {
     "memory_snapshot": "memory:empty",
     "policy_version": "returns-2026-08",
 }
-BASE_HASH = resolve_manifest(SUPPORT_PROFILE, **INPUTS).hash
+CONTRACTS = PACK.contracts
+BASE_HASH = resolve_manifest(SUPPORT_PROFILE, **INPUTS, contracts=CONTRACTS).hash
 STEP_NAMES = tuple(SUPPORT_STEP_PROFILES)
 REPO = Path(__file__).resolve().parents[2]
 
@@ -152,22 +154,24 @@ def test_changing_any_component_changes_the_manifest_hash(
     component: str, data: st.DataObject
 ) -> None:
     profile, inputs = CHANGES[component](data.draw)
-    assert resolve_manifest(profile, **inputs).hash != BASE_HASH, component
+    assert resolve_manifest(profile, **inputs, contracts=CONTRACTS).hash != BASE_HASH, component
 
 
 def test_identical_inputs_give_the_identical_hash() -> None:
     copy = AgentProfile.model_validate_json(SUPPORT_PROFILE.model_dump_json())
     assert copy is not SUPPORT_PROFILE
-    assert resolve_manifest(copy, **dict(INPUTS)).hash == BASE_HASH
-    assert resolve_manifest(SUPPORT_PROFILE, **INPUTS).hash == BASE_HASH
+    assert resolve_manifest(copy, **dict(INPUTS), contracts=CONTRACTS).hash == BASE_HASH
+    assert resolve_manifest(SUPPORT_PROFILE, **INPUTS, contracts=CONTRACTS).hash == BASE_HASH
 
 
 def test_the_hash_is_stable_across_processes_and_hash_seeds() -> None:
     script = (
         "import json, sys\n"
         "from agentledger.domain.manifest import resolve_manifest\n"
+        "from agentledger.packs.support import PACK\n"
         "from agentledger.packs.support.profile import SUPPORT_PROFILE\n"
-        "print(resolve_manifest(SUPPORT_PROFILE, **json.loads(sys.argv[1])).hash)\n"
+        "inputs = json.loads(sys.argv[1])\n"
+        "print(resolve_manifest(SUPPORT_PROFILE, **inputs, contracts=PACK.contracts).hash)\n"
     )
     for seed in ("0", "4242"):
         env = {**os.environ, "PYTHONHASHSEED": seed}

@@ -22,6 +22,7 @@ from agentledger.domain.mcp import (
     StdioTransport,
     pin_contracts,
 )
+from agentledger.packs.support import PACK
 from agentledger.packs.support.profile import SUPPORT_PROFILE
 
 INPUTS = {
@@ -67,7 +68,7 @@ ASK = ElicitationRequest(
 
 
 def test_a_manifest_without_mcp_servers_keeps_its_hash() -> None:
-    manifest = resolve_manifest(SUPPORT_PROFILE, **INPUTS)
+    manifest = resolve_manifest(SUPPORT_PROFILE, **INPUTS, contracts=PACK.contracts)
 
     assert "mcp_servers" not in manifest.canonical()
     assert manifest.tool_contracts({}) == {}
@@ -75,12 +76,13 @@ def test_a_manifest_without_mcp_servers_keeps_its_hash() -> None:
 
 def test_pinned_tools_are_granted_and_their_contracts_come_from_the_pin_alone() -> None:
     profile = SUPPORT_PROFILE.model_copy(update={"mcp_servers": (CONNECTION,)})
-    manifest = resolve_manifest(profile, **INPUTS, mcp_pins=(PIN,))
+    manifest = resolve_manifest(profile, **INPUTS, contracts=PACK.contracts, mcp_pins=(PIN,))
 
     lookup, close = manifest.grant("tickets__lookup"), manifest.grant("tickets__close")
     assert lookup is not None and close is not None
     assert (lookup.scope, close.scope, close.risk) == ("read", "write", "consequential")
-    contracts = manifest.tool_contracts({})
+    contracts = manifest.terms
+    assert contracts == {n: c.terms() for n, c in manifest.tool_contracts(PACK.contracts).items()}
     assert contracts["tickets__close"].on_partial_completion == "in_doubt"
     assert contracts["tickets__lookup"].schema_hash == lookup.schema_hash
     assert manifest.pins("tickets__close") and not manifest.pins("get_order")
@@ -88,17 +90,20 @@ def test_pinned_tools_are_granted_and_their_contracts_come_from_the_pin_alone() 
 
 def test_a_manifest_hash_moves_with_the_servers_identity_and_tool_list() -> None:
     profile = SUPPORT_PROFILE.model_copy(update={"mcp_servers": (CONNECTION,)})
-    base = resolve_manifest(profile, **INPUTS, mcp_pins=(PIN,)).hash
+    base = resolve_manifest(profile, **INPUTS, contracts=PACK.contracts, mcp_pins=(PIN,)).hash
     for change in ({"server_version": "1.4.1"}, {"tools_digest": "sha256:" + "ef" * 32}):
         moved = PIN.model_copy(update={"snapshot": SNAPSHOT.model_copy(update=change)})
-        assert resolve_manifest(profile, **INPUTS, mcp_pins=(moved,)).hash != base
+        assert (
+            resolve_manifest(profile, **INPUTS, contracts=PACK.contracts, mcp_pins=(moved,)).hash
+            != base
+        )
 
 
 def test_every_server_in_the_profile_must_arrive_pinned() -> None:
     profile = SUPPORT_PROFILE.model_copy(update={"mcp_servers": (CONNECTION,)})
 
     with pytest.raises(ManifestError, match="do not match"):
-        resolve_manifest(profile, **INPUTS)
+        resolve_manifest(profile, **INPUTS, contracts=PACK.contracts)
 
 
 def test_a_pin_must_list_every_allowed_tool() -> None:

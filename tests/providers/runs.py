@@ -16,19 +16,19 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agentledger import client_ops
 from agentledger.activities.models import ProviderConfig
 from agentledger.activities.ports import ModelClient
 from agentledger.activities.run_activities import RunActivities
-from agentledger.app import PASSTHROUGH, Runtime
+from agentledger.app import Runtime, workflow_runner
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
 from agentledger.domain.events import RunEvent
 from agentledger.domain.manifest import ModelProfile
 from agentledger.domain.workorder import Budget, ModelOverride
-from agentledger.packs import Pack, get_pack
+from agentledger.packs import Pack
+from agentledger.registry import get_pack
 from agentledger.temporal_client import connect
 from agentledger.workflows import AgentRunWorkflow
 from tests._temporal import Harness
@@ -68,9 +68,7 @@ async def provider_harness(
         workflows=[AgentRunWorkflow],
         activities=activities.all(),
         activity_executor=ThreadPoolExecutor(max_workers=4),
-        workflow_runner=SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
-        ),
+        workflow_runner=workflow_runner(),
     )
     async with worker:
         yield Harness(runtime, client, settings)

@@ -11,7 +11,7 @@ from agentledger.activities.models import ProviderConfig
 from agentledger.devserver import DevServer
 from agentledger.domain.workorder import ModelOverride
 from agentledger.errors import RunStuck
-from agentledger.packs import get_pack
+from agentledger.registry import get_pack
 from tests.providers.runs import configured_harness
 from tests.workflows.test_refund_run import REQUEST
 

@@ -18,7 +18,7 @@ from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.state import WorkingState
-from agentledger.packs import get_pack
+from agentledger.registry import get_pack
 from tests.replay._formats import in_format, recorded_format
 from tests.replay._recorded import Memories, ModelStep, RecordedRun
 from tests.replay._replayed import ReplayedRun

@@ -26,10 +26,9 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
     WorkflowOutboundInterceptor,
 )
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agentledger.activities.messages import ModelStepInput
-from agentledger.app import PASSTHROUGH
+from agentledger.app import workflow_runner
 from agentledger.domain.events import RunEvent
 from agentledger.domain.state import WorkingState
 from agentledger.workflows import AgentRunWorkflow
@@ -99,9 +98,7 @@ async def replay(path: Path, workflow_id: str) -> ReplayedRun:
     replayer = Replayer(
         workflows=[AgentRunWorkflow],
         data_converter=pydantic_data_converter,
-        workflow_runner=SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
-        ),
+        workflow_runner=workflow_runner(),
         interceptors=[_Capture(run)],
     )
     result = await replayer.replay_workflow(

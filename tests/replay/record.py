@@ -21,7 +21,7 @@ from agentledger import client_ops
 from agentledger.activities.memory import MemoryStore
 from agentledger.domain.principal import Principal
 from agentledger.errors import Refused
-from agentledger.packs import get_pack
+from agentledger.registry import get_pack
 from bench._stack import embedded_stack
 from tests.replay._recorded import SEEDED_MEMORIES
 
@@ -75,7 +75,7 @@ def _note_seeded_memory(name: str, engine: Engine, principal: Principal) -> None
 
 async def _record_continue_as_new() -> None:
     """A 30-step loop that continues as new every ~120 history events: every run of the chain."""
-    from agentledger.packs import register_pack
+    from agentledger.registry import register_pack
     from bench import _noop_pack
 
     register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")

@@ -11,12 +11,11 @@ import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from agentledger.app import PASSTHROUGH
+from agentledger.app import workflow_runner
 from agentledger.domain.events import HistoryCompacted
 from agentledger.domain.fold import project, state_hash
-from agentledger.packs import register_pack
+from agentledger.registry import register_pack
 from agentledger.workflows import AgentRunWorkflow
 from tests.replay._checks import (
     event_mismatches,
@@ -51,9 +50,7 @@ async def test_a_recorded_history_replays_without_nondeterminism(path: Path) -> 
     replayer = Replayer(
         workflows=[AgentRunWorkflow],
         data_converter=pydantic_data_converter,
-        workflow_runner=SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
-        ),
+        workflow_runner=workflow_runner(),
     )
     register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")  # the loop histories' pack
     result = await replayer.replay_workflow(history)

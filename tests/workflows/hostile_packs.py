@@ -29,9 +29,10 @@ from agentledger.domain.manifest import ModelProfile
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import ToolContract
 from agentledger.domain.workorder import WorkOrder
-from agentledger.packs import Pack, register_pack
+from agentledger.packs import Pack
 from agentledger.packs.support import PACK as SUPPORT
 from agentledger.packs.support.playbook import Playbook
+from agentledger.registry import register_pack
 
 __all__ = ["INJECTED", "INJECTION", "SHORT_TTL", "register"]
 

@@ -21,9 +21,9 @@ from agentledger.domain.events import RunEvent, RunFailed
 from agentledger.domain.manifest import ModelProfile
 from agentledger.domain.workorder import ArgumentBound, WorkGrant, WorkOrder
 from agentledger.errors import Refused
-from agentledger.packs import get_pack, register_pack
 from agentledger.packs.support import PACK as SUPPORT
 from agentledger.packs.support.playbook import Playbook
+from agentledger.registry import get_pack, register_pack
 from agentledger.workflows import AgentRunWorkflow, RunInput
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST

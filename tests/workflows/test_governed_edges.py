@@ -24,8 +24,8 @@ from agentledger.domain.fold import project
 from agentledger.domain.governance import proposal_digest
 from agentledger.domain.workorder import Budget, WorkOrder
 from agentledger.errors import Refused
-from agentledger.packs import get_pack
 from agentledger.packs.support import records
+from agentledger.registry import get_pack
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from tests._temporal import Harness
 from tests.workflows import hostile_packs

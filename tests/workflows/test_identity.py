@@ -17,7 +17,7 @@ from agentledger.devserver import temporal_binary
 from agentledger.domain.approvals import MAX_RECORDED_REFUSALS
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, RunFailed
 from agentledger.domain.principal import Principal
-from agentledger.packs import get_pack
+from agentledger.registry import get_pack
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, refund_rows

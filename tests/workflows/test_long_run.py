@@ -13,8 +13,9 @@ from agentledger.domain.compaction import MAX_CARRIED_BYTES, can_compact, compac
 from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.manifest import resolve_manifest
-from agentledger.packs import Pack, get_pack, register_pack
+from agentledger.packs import Pack
 from agentledger.packs.support.profile import SUPPORT_PROFILE
+from agentledger.registry import get_pack, register_pack
 from bench import _noop_pack
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, approve_pending
@@ -90,6 +91,7 @@ async def test_the_refund_run_compacted_at_any_boundary_gives_the_same_facts_and
         work_order_digest="d",
         memory_snapshot="none",
         policy_version="p",
+        contracts=get_pack("support").contracts,
     )
     playbook = get_pack("support").models["playbook"]
     cuts = [n for n in range(1, len(events)) if can_compact(project(events[:n]))]

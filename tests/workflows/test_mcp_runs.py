@@ -20,7 +20,7 @@ from agentledger.domain import events as ev
 from agentledger.domain.events import RunEvent
 from agentledger.domain.mcp import StreamableHttpTransport
 from agentledger.errors import Refused
-from agentledger.packs import get_pack, register_pack
+from agentledger.registry import get_pack, register_pack
 from bench import _mcp_pack as mcp
 from tests._temporal import Harness
 from tests.mcp.conftest import http_server  # noqa: F401 - a fixture this module uses

@@ -10,7 +10,7 @@ import pytest
 from agentledger import client_ops, commands
 from agentledger.domain.fold import project
 from agentledger.errors import ServerUnavailable
-from agentledger.packs import get_pack
+from agentledger.registry import get_pack
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST
 

@@ -17,7 +17,7 @@ from agentledger.domain._model import Frozen
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context.items import Category, Kind, TrustLevel
 from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer
-from agentledger.domain.tools import ToolContract
+from agentledger.domain.tools import Governed
 
 SectionName = Literal[
     "instructions",
@@ -52,7 +52,7 @@ class ToolDefinition(Frozen):
     consequential: bool = False
 
     @classmethod
-    def from_contract(cls, contract: ToolContract) -> ToolDefinition:
+    def from_contract(cls, contract: Governed) -> ToolDefinition:
         schema = cast(dict[str, JsonValue], contract.input_model.model_json_schema())
         return cls(
             name=contract.name,

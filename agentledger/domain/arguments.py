@@ -1,0 +1,42 @@
+"""Tool arguments checked against a JSON Schema (``jsonschema``, pure): one validator for every
+tool whose schema is frozen in a manifest, native or MCP.
+
+The model reports that schema as its own, so a contract's ``schema_hash`` and the definitions
+shown to a model are the frozen schema, byte for byte.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, ClassVar
+
+import jsonschema  # type: ignore[import-untyped]  # no stubs shipped
+from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
+
+
+class SchemaArguments(BaseModel):
+    """Arguments of one tool: permissive in pydantic terms, checked by the frozen schema."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    tool_schema: ClassVar[dict[str, Any]] = {"type": "object"}
+    _validator: ClassVar[Any] = None
+
+    @model_validator(mode="after")
+    def _matches_tool_schema(self) -> SchemaArguments:
+        errors = sorted(self._validator.iter_errors(self.model_dump()), key=str)
+        if errors:
+            first = errors[0]
+            where = "/".join(str(part) for part in first.absolute_path) or "(root)"
+            raise ValueError(f"{len(errors)} schema error(s); at {where}: {first.message}")
+        return self
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return copy.deepcopy(cls.tool_schema)
+
+
+def arguments_model(class_name: str, schema: dict[str, JsonValue]) -> type[SchemaArguments]:
+    validator_cls = jsonschema.validators.validator_for(schema)
+    validator_cls.check_schema(schema)
+    namespace = {"tool_schema": dict(schema), "_validator": validator_cls(schema)}
+    return type(class_name, (SchemaArguments,), namespace)
