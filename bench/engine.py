@@ -78,7 +78,7 @@ async def _agentledger(stack, runs: int) -> list[float]:  # type: ignore[no-unty
             started = time.perf_counter()
             handle = await client_ops.start_run(stack.client, stack.settings.task_queue, order)
             result = await handle.result()
-            assert result["status"] == "completed", result
+            assert result.status == "completed", result
             # STEPS tool steps plus the closing proceed/answer steps: charge per tool step.
             timings.append((time.perf_counter() - started) * 1000 / STEPS)
     return timings[1:]

@@ -48,7 +48,7 @@ async def run_loop(stack: Any, pack_name: str) -> tuple[str, list[RunEvent]]:
     order = pack.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
     handle = await client_ops.start_run(stack.client, stack.settings.task_queue, order)
     result = await handle.result()
-    assert result["status"] == "completed", result
+    assert result.status == "completed", result
     return handle.id, stack.runtime.ledger.read(handle.id)
 
 

@@ -19,6 +19,7 @@ from agentledger.activities.messages import (
     EligibleApproversInput,
     LookUpPrincipalInput,
 )
+from agentledger.activities.surface import DirectorySteps
 from agentledger.domain.principal import Principal, canonical_user_id, claim_problem
 
 MAX_LISTED_APPROVERS = 500
@@ -35,7 +36,7 @@ def check_requester(ledger: Ledger, claimed: Principal) -> None:
         )
 
 
-class DirectoryActivities:
+class DirectoryActivities(DirectorySteps):
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
 

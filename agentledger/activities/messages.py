@@ -1,4 +1,5 @@
-"""Exactly what crosses the activity boundary: one input and one output model per activity.
+"""Exactly what crosses the activity boundary: one input and one output model per activity
+(a model step's result is the domain's ``ModelStepResult``: the domain decides what follows it).
 
 Kept small on purpose: packets and full tool outputs stay in the ledger, history carries digests.
 """
@@ -9,10 +10,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer
 from agentledger.domain.events import RunEvent
 from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
+from agentledger.domain.steps import ModelStepResult, PacketSummary, TokenUsage
 from agentledger.domain.workorder import WorkOrder
 
 
@@ -29,6 +30,20 @@ class EligibleApproversInput(_Message):
     tenant_id: str
     role: str
     requested_by: str
+
+
+class ProposeMemoryInput(_Message):
+    principal: Principal
+    now: datetime
+    outbox: list[RunEvent] = Field(default_factory=list)
+
+
+class ProposedMemory(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    memory_id: str
+    state: str
+    refused: str | None = None
+    awaiting_person: tuple[str, ...] = ()
 
 
 class LookUpPrincipalInput(_Message):
@@ -52,34 +67,6 @@ class ModelStepInput(_Message):
     outbox: list[RunEvent] = Field(default_factory=list)
 
 
-class PacketSummary(_Message):
-    packet_hash: str
-    cache_key: str
-    section_tokens: dict[str, int]
-    total_tokens: int
-    omission_count: int
-    included_ids: tuple[str, ...]
-    citable_ids: tuple[str, ...] = ()
-
-
-class TokenUsage(_Message):
-    input_tokens: int = 0
-    cached_tokens: int = 0
-    output_tokens: int = 0
-    reported: bool = False
-
-
-class ModelStepResult(_Message):
-    """Either a parsed decision, a rejection of the model's output, or a refusal to build."""
-
-    packet: PacketSummary | None = None
-    decision: CallTool | ProceedToAnswer | Answer | None = Field(default=None, discriminator="type")
-    rejection: str | None = None
-    insufficient_context: str | None = None
-    tokens_used: int = 0
-    usage: TokenUsage | None = None
-
-
 class ToolStepInput(_Message):
     run_id: str
     pack: str
@@ -94,3 +81,19 @@ class ToolStepInput(_Message):
     """Resolves tools the manifest pins (MCP) rather than the pack's own."""
     elicitation_answers: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)
     """Content a human approved for an MCP server's elicitation request, by request digest."""
+
+
+__all__ = [
+    "AppendInput",
+    "DirectoryEntry",
+    "EligibleApproversInput",
+    "LookUpPrincipalInput",
+    "ModelStepInput",
+    "ModelStepResult",
+    "PacketSummary",
+    "PrepareRunInput",
+    "ProposeMemoryInput",
+    "ProposedMemory",
+    "TokenUsage",
+    "ToolStepInput",
+]

@@ -42,6 +42,7 @@ from agentledger.activities.ports import (
     ToolOutput,
     UnknownPack,
 )
+from agentledger.activities.surface import RunSteps
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context import (
     BpeTokenCounter,
@@ -64,7 +65,7 @@ from agentledger.domain.tools import Receipt, ToolContract, bounded_receipt
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
 
 
-class RunActivities:
+class RunActivities(RunSteps):
     """Activity implementations bound to one ledger and the installed packs and models."""
 
     def __init__(

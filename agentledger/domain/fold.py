@@ -59,6 +59,7 @@ from agentledger.domain.state import (
     bounded_summary,
     fact_key,
 )
+from agentledger.domain.workorder import Budget
 
 _TUPLE_FIELDS = ("completed_actions", "decisions", "rejected_options", "evidence")
 _DICT_FIELDS = (
@@ -180,7 +181,7 @@ def _apply(d: _Draft, event: RunEvent) -> None:
                 run_id=event.run_id,
                 status="running",
                 work_order=event.work_order,
-                budget=event.work_order.budget,
+                budget=event.work_order.budget or Budget(),
                 policy_version=event.policy_version,
                 started_at=event.recorded_at,
             )

@@ -69,11 +69,13 @@ def check_decision(
     return None
 
 
-def narrowed_budget(requested: Budget, ceiling: Budget) -> Budget:
-    """The run's budget: what the work order asked for, never more than the frozen profile's.
+def narrowed_budget(requested: Budget | None, ceiling: Budget) -> Budget:
+    """The run's budget: the manifest's, narrowed by what the work order asked for.
 
     Whoever starts a run may narrow each limit; only the manifest can raise one.
     """
+    if requested is None:
+        return ceiling
     return Budget(
         steps=min(requested.steps, ceiling.steps),
         tool_calls=min(requested.tool_calls, ceiling.tool_calls),

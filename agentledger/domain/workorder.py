@@ -57,7 +57,9 @@ class WorkOrder(Frozen):
     pack: str
     agent_profile_id: str
     references: dict[str, str] = Field(default_factory=dict)
-    budget: Budget = Field(default_factory=Budget)
+    budget: Budget | None = None
+    """Narrows the budgets the attempt's manifest froze (never raises one); ``None``: exactly
+    those. The run records the narrowed budget in its ``RunStarted``."""
     model_override: ModelOverride | None = None
     """A configured model provider chosen for this run by name; resolved on the worker and
     frozen into the manifest."""

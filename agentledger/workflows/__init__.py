@@ -6,6 +6,14 @@ from agentledger.workflows.agent_run import (
     ApprovalResult,
     Continuation,
     RunInput,
+    RunOutcome,
 )
 
-__all__ = ["AgentRunWorkflow", "ApprovalDecision", "ApprovalResult", "Continuation", "RunInput"]
+__all__ = [
+    "AgentRunWorkflow",
+    "ApprovalDecision",
+    "ApprovalResult",
+    "Continuation",
+    "RunInput",
+    "RunOutcome",
+]

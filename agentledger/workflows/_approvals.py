@@ -18,13 +18,11 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    # Pure domain code and pydantic models: safe to share with the sandbox, and re-importing
-    # pydantic per workflow run would cost far more than the run itself.
     from agentledger.activities.messages import (
-        DirectoryEntry,
         EligibleApproversInput,
         LookUpPrincipalInput,
     )
+    from agentledger.activities.surface import DirectorySteps
     from agentledger.domain import events as ev
     from agentledger.domain.approvals import (
         MAX_RECORDED_REFUSALS,
@@ -38,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.principal import APPROVER_ROLE, Principal
     from agentledger.domain.state import ApprovalOutcome
 
-from agentledger.workflows._core import RETRY, RunCore
+from agentledger.workflows._core import RETRY, Run
 
 DIRECTORY_TIMEOUT = timedelta(seconds=30)
 # Runs recorded before the directory decided who approves trusted the decision's principal.
@@ -68,66 +66,69 @@ class ApprovalResult(BaseModel):
     decision: str
 
 
-class Approvals(RunCore):
-    def __init__(self) -> None:
-        super().__init__()
+class ApprovalDesk:
+    """Asks for approvals, waits for them, and records what people decide."""
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
         # Per run execution, like Temporal's update allowance; rebuilt identically on replay.
         self._refusals_recorded: dict[str, int] = {}
 
-    async def _await_approval(
+    async def await_approval(
         self,
         operation_id: str,
         proposal: ToolCallProposal,
         digest: str,
         elicitation: ElicitationRequest | None = None,
     ) -> ApprovalOutcome:
-        approval_id = f"apr_{self._state.last_seq + 1}"
-        ttl = timedelta(seconds=self._manifest_().approval_ttl_seconds)
+        run = self._run
+        approval_id = f"apr_{run.state.last_seq + 1}"
+        ttl = timedelta(seconds=run.manifest.approval_ttl_seconds)
         eligible = await self._eligible_approvers() if workflow.patched(DIRECTORY_PATCH) else None
-        self._emit(
-            ev.ApprovalRequested,
-            approval_id=approval_id,
-            operation_id=operation_id,
-            proposal=proposal,
-            proposal_digest=digest,
-            requested_by=self._principal().user_id,
-            approver_role=APPROVER_ROLE,
-            expires_at=workflow.now() + ttl,
-            elicitation=elicitation,
-            eligible_approvers=eligible,
+        run.record(
+            ev.ApprovalRequested(
+                **run.stamp(),
+                approval_id=approval_id,
+                operation_id=operation_id,
+                proposal=proposal,
+                proposal_digest=digest,
+                requested_by=run.principal.user_id,
+                approver_role=APPROVER_ROLE,
+                expires_at=workflow.now() + ttl,
+                elicitation=elicitation,
+                eligible_approvers=eligible,
+            )
         )
-        await self._flush()  # the approvals inbox must show the request while we wait
+        await run.flush()  # the approvals inbox must show the request while we wait
         try:
             await workflow.wait_condition(
-                lambda: approval_id not in self._state.pending_approvals, timeout=ttl
+                lambda: approval_id not in run.state.pending_approvals, timeout=ttl
             )
         except TimeoutError:
-            self._emit(ev.ApprovalExpired, approval_id=approval_id)
-        return self._state.approvals[approval_id]
+            run.record(ev.ApprovalExpired(**run.stamp(), approval_id=approval_id))
+        return run.state.approvals[approval_id]
 
     async def _eligible_approvers(self) -> tuple[str, ...]:
-        principal = self._principal()
-        found: list[str] = await workflow.execute_activity(
-            "eligible_approvers",
+        principal = self._run.principal
+        found = await workflow.execute_activity_method(
+            DirectorySteps.eligible_approvers,
             EligibleApproversInput(
                 tenant_id=principal.tenant_id, role=APPROVER_ROLE, requested_by=principal.user_id
             ),
-            result_type=list[str],
             start_to_close_timeout=DIRECTORY_TIMEOUT,
             retry_policy=RETRY,
         )
         return tuple(found)
 
-    async def _decide(self, decision: ApprovalDecision) -> ApprovalResult:
+    async def decide(self, decision: ApprovalDecision) -> ApprovalResult:
         """Record a human's decision, or the refused attempt (and refuse the update)."""
         if not workflow.patched(DIRECTORY_PATCH):
             return self._decide_as_recorded(decision)
         if decision.approver is not None:
             await self._refuse(decision, PRINCIPAL_CLAIMED, decision.claimed_id())
-        found: DirectoryEntry = await workflow.execute_activity(
-            "look_up_principal",
+        found = await workflow.execute_activity_method(
+            DirectorySteps.look_up_principal,
             LookUpPrincipalInput(user_id=decision.approver_id),
-            result_type=DirectoryEntry,
             start_to_close_timeout=DIRECTORY_TIMEOUT,
             retry_policy=RETRY,
         )
@@ -139,7 +140,7 @@ class Approvals(RunCore):
             await self._refuse(decision, unknown, decision.claimed_id())
         approver = found.principal
         refusal = self._policy_refusal(decision, approver) or eligibility_refusal(
-            self._state, decision.approval_id, approver.user_id
+            self._run.state, decision.approval_id, approver.user_id
         )
         if refusal is not None:
             await self._refuse(decision, refusal, approver.user_id)
@@ -159,7 +160,7 @@ class Approvals(RunCore):
         self, decision: ApprovalDecision, approver: Principal
     ) -> ApprovalRefusal | None:
         return check_approval_decision(
-            self._state,
+            self._run.state,
             decision.approval_id,
             approver,
             decision.proposal_digest,
@@ -171,22 +172,27 @@ class Approvals(RunCore):
     def _record(
         self, decision: ApprovalDecision, approver: Principal, *, entry: Principal | None
     ) -> ApprovalResult:
+        run = self._run
         if decision.approve:
-            self._emit(
-                ev.ApprovalGranted,
-                approval_id=decision.approval_id,
-                approver=approver.user_id,
-                proposal_digest=decision.proposal_digest,
-                content=decision.content,
-                approver_entry=entry,
+            run.record(
+                ev.ApprovalGranted(
+                    **run.stamp(),
+                    approval_id=decision.approval_id,
+                    approver=approver.user_id,
+                    proposal_digest=decision.proposal_digest,
+                    content=decision.content,
+                    approver_entry=entry,
+                )
             )
         else:
-            self._emit(
-                ev.ApprovalRejected,
-                approval_id=decision.approval_id,
-                approver=approver.user_id,
-                reason=decision.reason,
-                approver_entry=entry,
+            run.record(
+                ev.ApprovalRejected(
+                    **run.stamp(),
+                    approval_id=decision.approval_id,
+                    approver=approver.user_id,
+                    reason=decision.reason,
+                    approver_entry=entry,
+                )
             )
         return ApprovalResult(
             approval_id=decision.approval_id, decision="granted" if decision.approve else "rejected"
@@ -200,35 +206,37 @@ class Approvals(RunCore):
         if recorded < MAX_RECORDED_REFUSALS:
             self._refusals_recorded[decision.approval_id] = recorded + 1
             self._emit_refusal(decision, refusal, attempted_by)
-            await self._flush()
+            await self._run.flush()
         raise ApplicationError(refusal.detail, type=refusal.reason_code, non_retryable=True)
 
     def _emit_refusal(
         self, decision: ApprovalDecision, refusal: ApprovalRefusal, attempted_by: str
     ) -> None:
-        self._emit(
-            ev.ApprovalAttemptRefused,
-            approval_id=decision.approval_id,
-            attempted_by=attempted_by,
-            reason_code=refusal.reason_code,
-            detail=refusal.detail,
+        self._run.record(
+            ev.ApprovalAttemptRefused(
+                **self._run.stamp(),
+                approval_id=decision.approval_id,
+                attempted_by=attempted_by,
+                reason_code=refusal.reason_code,
+                detail=refusal.detail,
+            )
         )
 
-    def _check_known(self, decision: ApprovalDecision) -> None:
+    def check_known(self, decision: ApprovalDecision) -> None:
         # Runs in the update's validator: what it refuses never reaches history, and counts
         # toward no limit. Unknown ids are always refused here; once an approval's refusals are
         # no longer recorded, every attempt the workflow can refuse without the directory is too.
         if (
-            decision.approval_id not in self._state.pending_approvals
-            and decision.approval_id not in self._state.approvals
+            decision.approval_id not in self._run.state.pending_approvals
+            and decision.approval_id not in self._run.state.approvals
         ):
-            raise ValueError(f"no approval {decision.approval_id} in run {self._state.run_id}")
+            raise ValueError(f"no approval {decision.approval_id} in run {self._run.state.run_id}")
         if self._refusals_recorded.get(decision.approval_id, 0) < MAX_RECORDED_REFUSALS:
             return
-        if decision.approval_id not in self._state.pending_approvals:
+        if decision.approval_id not in self._run.state.pending_approvals:
             raise ValueError(f"approval {decision.approval_id} is no longer pending")
         if decision.approver is not None:
             raise ValueError(PRINCIPAL_CLAIMED.detail)
-        refusal = eligibility_refusal(self._state, decision.approval_id, decision.claimed_id())
+        refusal = eligibility_refusal(self._run.state, decision.approval_id, decision.claimed_id())
         if refusal is not None:
             raise ValueError(refusal.detail)

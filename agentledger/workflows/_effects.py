@@ -13,9 +13,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    # Pure domain code and pydantic models: safe to share with the sandbox, and re-importing
-    # pydantic per workflow run would cost far more than the run itself.
     from agentledger.activities.messages import ToolStepInput
+    from agentledger.activities.surface import RunSteps
     from agentledger.domain import events as ev
     from agentledger.domain.decisions import ToolCallProposal
     from agentledger.domain.elicitation import (
@@ -25,52 +24,61 @@ with workflow.unsafe.imports_passed_through():
         elicitation_approval_digest,
     )
     from agentledger.domain.governance import Allow
+    from agentledger.domain.steps import record_receipt
     from agentledger.domain.tools import Governed, Receipt, ReceiptStatus
 
-from agentledger.workflows._approvals import Approvals
-from agentledger.workflows._core import MODEL_TIMEOUT, ONCE, RETRY
+from agentledger.workflows._approvals import ApprovalDesk
+from agentledger.workflows._core import MODEL_TIMEOUT, ONCE, RETRY, Run
 
 
-class ToolEffects(Approvals):
-    async def _execute(self, operation_id: str, allow: Allow) -> None:
-        self._emit(
-            ev.ToolCallAuthorised,
-            operation_id=operation_id,
-            tool=allow.tool,
-            tool_version=allow.tool_version,
-            arguments=allow.arguments,
-            arguments_digest=allow.arguments_digest,
-            idempotency_key=allow.idempotency_key,
-            approval_id=allow.approval_id,
+class ToolCalls:
+    """Runs authorised calls and records exactly one receipt for each."""
+
+    def __init__(self, run: Run, approvals: ApprovalDesk) -> None:
+        self._run = run
+        self._approvals = approvals
+
+    async def execute(self, operation_id: str, allow: Allow) -> None:
+        run = self._run
+        run.record(
+            ev.ToolCallAuthorised(
+                **run.stamp(),
+                operation_id=operation_id,
+                tool=allow.tool,
+                tool_version=allow.tool_version,
+                arguments=allow.arguments,
+                arguments_digest=allow.arguments_digest,
+                idempotency_key=allow.idempotency_key,
+                approval_id=allow.approval_id,
+            )
         )
-        contract = self._contracts[allow.tool]
+        contract = run.contracts[allow.tool]
         call = ToolStepInput(
-            run_id=self._state.run_id,
-            pack=self._work_order().pack,
+            run_id=run.state.run_id,
+            pack=run.work_order.pack,
             operation_id=operation_id,
             tool=allow.tool,
             arguments=allow.arguments,
             idempotency_key=allow.idempotency_key,
-            principal=self._principal(),
+            principal=run.principal,
             now=workflow.now(),
-            outbox=self._take_outbox(),
-            manifest_hash=self._manifest_hash,
+            outbox=run.take_outbox(),
+            manifest_hash=run.manifest_hash,
         )
         receipt = await self._call_tool(call, contract)
         asked = declined_elicitation(receipt.model_view) if receipt is not None else None
-        if receipt is not None and asked is not None and self._manifest_().pins(allow.tool):
+        if receipt is not None and asked is not None and run.manifest.pins(allow.tool):
             receipt = await self._answer_elicitation(call, contract, allow, asked, receipt)
         if receipt is not None:
-            self._record_receipt(receipt)
+            record_receipt(run.rec, workflow.now(), receipt)
 
     async def _call_tool(self, call: ToolStepInput, contract: Governed) -> Receipt | None:
         """The call's receipt, or ``None`` when its outcome was recorded as unknowable."""
         heartbeat = contract.heartbeat_seconds
         try:
-            receipt: Receipt = await workflow.execute_activity(
-                "execute_tool",
+            receipt = await workflow.execute_activity_method(
+                RunSteps.execute_tool,
                 call,
-                result_type=Receipt,
                 start_to_close_timeout=timedelta(seconds=contract.timeout_seconds),
                 heartbeat_timeout=timedelta(seconds=heartbeat) if heartbeat else None,
                 # Unlimited attempts with backoff (capped at 10 s): execute_tool reconciles a
@@ -98,10 +106,10 @@ class ToolEffects(Approvals):
         operation stays open), then re-run the call with exactly their answer. Without a grant
         the declined result stands; ``None`` when the re-run's outcome was recorded unknown."""
         bound_to = elicitation_approval_digest(
-            call.operation_id, allow.arguments_digest, self._manifest_hash, asked
+            call.operation_id, allow.arguments_digest, self._run.manifest_hash, asked
         )
         proposal = ToolCallProposal(tool=allow.tool, arguments=allow.arguments)
-        outcome = await self._await_approval(call.operation_id, proposal, bound_to, asked)
+        outcome = await self._approvals.await_approval(call.operation_id, proposal, bound_to, asked)
         if outcome.decision != "granted" or outcome.content is None:
             return declined
         answered = call.model_copy(
@@ -109,7 +117,7 @@ class ToolEffects(Approvals):
                 "elicitation_answers": {asked.digest: outcome.content},
                 "idempotency_key": answered_idempotency_key(call.idempotency_key, asked),
                 "now": workflow.now(),
-                "outbox": self._take_outbox(),
+                "outbox": self._run.take_outbox(),
             }
         )
         return await self._call_tool(answered, contract)
@@ -117,8 +125,8 @@ class ToolEffects(Approvals):
     def _record_doubt(self, call: ToolStepInput, exc: ActivityError) -> None:
         """Nothing can say whether the call ran: its outcome is settled as unknown, an
         unresolved error for a person (the outbox it carried is resent with the next flush)."""
-        self._outbox = call.outbox + self._outbox
-        self._record_receipt(self._doubt(call, exc, status="unknown"))
+        self._run.resend(call.outbox)
+        record_receipt(self._run.rec, workflow.now(), self._doubt(call, exc, status="unknown"))
 
     def _doubt(
         self, call: ToolStepInput, exc: ActivityError, status: ReceiptStatus = "in_doubt"
@@ -136,32 +144,14 @@ class ToolEffects(Approvals):
 
     async def _reconcile(self, call: ToolStepInput, exc: ActivityError) -> Receipt:
         """Outcome unknown: record it as in doubt, then ask the system of record."""
-        self._emit(ev.ToolReceiptRecorded, receipt=self._doubt(call, exc))
-        receipt: Receipt = await workflow.execute_activity(
-            "reconcile_tool",
+        run = self._run
+        run.record(ev.ToolReceiptRecorded(**run.stamp(), receipt=self._doubt(call, exc)))
+        return await workflow.execute_activity_method(
+            RunSteps.reconcile_tool,
             # The failed call's outbox may not have landed; appends are idempotent, so resend it.
             call.model_copy(
-                update={"outbox": call.outbox + self._take_outbox(), "now": workflow.now()}
+                update={"outbox": call.outbox + run.take_outbox(), "now": workflow.now()}
             ),
-            result_type=Receipt,
             start_to_close_timeout=MODEL_TIMEOUT,
             retry_policy=RETRY,
         )
-        return receipt
-
-    def _record_receipt(self, receipt: Receipt) -> None:
-        self._emit(ev.ToolReceiptRecorded, receipt=receipt)
-        for passage in receipt.evidence:
-            self._emit(
-                ev.EvidenceRecorded,
-                operation_id=receipt.operation_id,
-                **passage.model_dump(exclude={"score"}),
-            )
-        if receipt.status in ("failed", "unknown"):
-            self._emit(
-                ev.ErrorRecorded,
-                error_id=f"err_{self._state.last_seq + 1}",
-                code=receipt.error_code or "tool_failed",
-                message=receipt.error_message or "",
-                operation_id=receipt.operation_id,
-            )

@@ -7,27 +7,34 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    # Pure domain code and pydantic models: safe to share with the sandbox, and re-importing
-    # pydantic per workflow run would cost far more than the run itself.
     from agentledger.domain import events as ev
     from agentledger.domain.decisions import ToolCallProposal
     from agentledger.domain.governance import Allow, Authorization, Deny, authorize
 
-from agentledger.workflows._effects import ToolEffects
+from agentledger.workflows._approvals import ApprovalDesk
+from agentledger.workflows._core import Run
+from agentledger.workflows._effects import ToolCalls
 
 
-class Governance(ToolEffects):
-    async def _act_on_proposal(self) -> None:
-        proposal = self._state.proposed_action
+class Gate:
+    """The authority gate in the run: authorize, ask a person when policy says so, re-check."""
+
+    def __init__(self, run: Run, approvals: ApprovalDesk, tools: ToolCalls) -> None:
+        self._run = run
+        self._approvals = approvals
+        self._tools = tools
+
+    async def act_on_proposal(self) -> None:
+        proposal = self._run.state.proposed_action
         if proposal is None:  # defensive: the fold never leaves "acting" without a proposal
             raise ApplicationError("acting phase without a proposal", non_retryable=True)
-        await self._govern(self._state.current_step or "", proposal)
+        await self.govern(self._run.state.current_step or "", proposal)
 
-    async def _govern(self, step: str, proposal: ToolCallProposal) -> None:
-        operation_id = f"op_{self._state.last_seq + 1}"
+    async def govern(self, step: str, proposal: ToolCallProposal) -> None:
+        operation_id = f"op_{self._run.state.last_seq + 1}"
         verdict = self._authorize(step, proposal, operation_id)
         if verdict.kind == "needs_approval":
-            outcome = await self._await_approval(
+            outcome = await self._approvals.await_approval(
                 operation_id, verdict.proposal, verdict.proposal_digest
             )
             if outcome.decision != "granted":
@@ -36,18 +43,19 @@ class Governance(ToolEffects):
         if isinstance(verdict, Deny):
             self._record_denial(step, proposal, operation_id, verdict)
         elif isinstance(verdict, Allow):
-            await self._execute(operation_id, verdict)
+            await self._tools.execute(operation_id, verdict)
         else:
             raise ApplicationError("approval granted but still required", non_retryable=True)
 
     def _authorize(self, step: str, proposal: ToolCallProposal, operation_id: str) -> Authorization:
+        run = self._run
         return authorize(
             proposal,
-            self._state,
-            self._manifest_(),
-            self._principal(),
+            run.state,
+            run.manifest,
+            run.principal,
             workflow.now(),
-            contracts=self._contracts,
+            contracts=run.contracts,
             step=step,
             operation_id=operation_id,
         )
@@ -55,19 +63,24 @@ class Governance(ToolEffects):
     def _record_denial(
         self, step: str, proposal: ToolCallProposal, operation_id: str, denial: Deny
     ) -> None:
+        run = self._run
         if denial.protocol_error:
-            self._emit(
-                ev.DecisionRejected,
-                step=step,
-                reason_code=denial.reason_code,
-                detail=denial.detail,
-                option=proposal.tool,
+            run.record(
+                ev.DecisionRejected(
+                    **run.stamp(),
+                    step=step,
+                    reason_code=denial.reason_code,
+                    detail=denial.detail,
+                    option=proposal.tool,
+                )
             )
         else:
-            self._emit(
-                ev.ToolCallDenied,
-                operation_id=operation_id,
-                tool=proposal.tool,
-                reason_code=denial.reason_code,
-                detail=denial.detail,
+            run.record(
+                ev.ToolCallDenied(
+                    **run.stamp(),
+                    operation_id=operation_id,
+                    tool=proposal.tool,
+                    reason_code=denial.reason_code,
+                    detail=denial.detail,
+                )
             )

@@ -1,14 +1,13 @@
 """The durable agent run: project state from events, build a packet, decide, govern, act.
 
-The run loop, continue-as-new and the workflow's handlers live here; what they share
-(state, outbox, manifest) is ``_core``, then ``_approvals``, ``_effects`` (tool calls and
-receipts) and ``_governance`` (the authority gate) build on it, in that order.
+The workflow orchestrates; the domain decides. ``Run`` (``_core``) holds the recording and the
+manifest; ``ApprovalDesk`` waits for people, ``ToolCalls`` runs authorised calls and ``Gate``
+authorizes proposals; this module holds the run loop, continue-as-new and the handlers.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
@@ -16,19 +15,12 @@ from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    # Pure domain code and pydantic models: safe to share with the sandbox, and re-importing
-    # pydantic per workflow run would cost far more than the run itself.
-    from agentledger.activities.memory import ProposeMemoryInput
-    from agentledger.activities.messages import ModelStepInput, ModelStepResult, PrepareRunInput
+    from agentledger.activities.messages import ModelStepInput, PrepareRunInput, ProposeMemoryInput
+    from agentledger.activities.surface import MemorySteps, RunSteps
     from agentledger.domain import events as ev
-    from agentledger.domain.compaction import (
-        can_compact,
-        carried_size_problem,
-        compact,
-        context_state,
-    )
-    from agentledger.domain.decisions import Answer, CallTool
-    from agentledger.domain.fold import evolve, state_hash
+    from agentledger.domain.compaction import can_compact, carried_size_problem, compact
+    from agentledger.domain.decisions import CallTool
+    from agentledger.domain.fold import state_hash
     from agentledger.domain.limits import (
         bounded_work_order,
         undecodable_work_order,
@@ -36,18 +28,15 @@ with workflow.unsafe.imports_passed_through():
     )
     from agentledger.domain.manifest import ExecutionManifest
     from agentledger.domain.memory import outcome_proposal
-    from agentledger.domain.run_loop import (
-        budget_exhausted,
-        check_decision,
-        narrowed_budget,
-        next_step,
-    )
-    from agentledger.domain.state import WorkingState
+    from agentledger.domain.run_loop import narrowed_budget, next_step
+    from agentledger.domain.state import RunStatus, WorkingState
+    from agentledger.domain.steps import after_model_step, complete, start_step, within_budget
     from agentledger.domain.workorder import WorkOrder
 
-from agentledger.workflows._approvals import ApprovalDecision, ApprovalResult
-from agentledger.workflows._core import MODEL_TIMEOUT, RETRY, cause
-from agentledger.workflows._governance import Governance
+from agentledger.workflows._approvals import ApprovalDecision, ApprovalDesk, ApprovalResult
+from agentledger.workflows._core import MODEL_TIMEOUT, RETRY, Run, cause
+from agentledger.workflows._effects import ToolCalls
+from agentledger.workflows._governance import Gate
 
 # Model calls: Temporal owns retries (provider SDK retries are off); a configuration error or a
 # rejected request is final, and a provider that stays down ends the run instead of looping.
@@ -59,7 +48,14 @@ MODEL_RETRY = RetryPolicy(
     non_retryable_error_types=["ModelConfigError", "ModelRequestRejected", "UnknownModelProvider"],
 )
 
-__all__ = ["AgentRunWorkflow", "ApprovalDecision", "ApprovalResult", "Continuation", "RunInput"]
+__all__ = [
+    "AgentRunWorkflow",
+    "ApprovalDecision",
+    "ApprovalResult",
+    "Continuation",
+    "RunInput",
+    "RunOutcome",
+]
 
 
 class Continuation(BaseModel):
@@ -79,30 +75,46 @@ class RunInput(BaseModel):
     continued: Continuation | None = None
 
 
+class RunOutcome(BaseModel):
+    """How the run ended, and its answer when it completed."""
+
+    model_config = ConfigDict(frozen=True)
+    status: RunStatus
+    answer: str | None = None
+
+
 @workflow.defn(name="AgentRun")
-class AgentRunWorkflow(Governance):
+class AgentRunWorkflow:
+    def __init__(self) -> None:
+        self._run = Run()
+        self._approvals = ApprovalDesk(self._run)
+        self._gate = Gate(self._run, self._approvals, ToolCalls(self._run, self._approvals))
+
     @workflow.run
-    async def run(self, raw: RawValue) -> dict[str, Any]:
+    async def run(self, raw: RawValue) -> RunOutcome:
+        run = self._run
         params = self._decoded(raw)
-        if params is None:
-            await self._flush()
-            return {"status": self._state.status, "answer": None}
-        if params.continued is not None:
-            self._resume(params.continued)
-        else:
-            await self._start(params)
-        while self._state.status == "running":
-            step = next_step(self._state)
+        if params is not None:
+            if params.continued is not None:
+                self._resume(params.continued)
+            else:
+                await self._start(params)
+            await self._loop(params)
+        await run.flush()
+        return RunOutcome(status=run.state.status, answer=self._final_answer())
+
+    async def _loop(self, params: RunInput) -> None:
+        run = self._run
+        while run.state.status == "running":
+            step = next_step(run.state)
             if step is None:
-                await self._act_on_proposal()
-            elif not self._within_budget():
+                await self._gate.act_on_proposal()
+            elif not within_budget(run.rec, workflow.now()):
                 break
             else:
                 await self._run_step(step)
-            if self._history_too_long() and can_compact(self._state):
+            if self._history_too_long() and can_compact(run.state):
                 await self._continue_as_new(params)
-        await self._flush()
-        return {"status": self._state.status, "answer": self._final_answer()}
 
     def _decoded(self, raw: RawValue) -> RunInput | None:
         """The run's input, decoded here instead of by the SDK: a payload that no model accepts
@@ -112,43 +124,45 @@ class AgentRunWorkflow(Governance):
             params: RunInput = workflow.payload_converter().from_payload(raw.payload, RunInput)
         except ValueError as exc:  # pydantic's ValidationError is one
             problem = f"the work order cannot be decoded: {str(exc).splitlines()[0][:300]}"
-            self._emit(ev.RunStarted, work_order=undecodable_work_order(problem), policy_version="")
-            self._emit(ev.RunFailed, reason_code="work_order_refused", message=problem)
+            self._refuse(undecodable_work_order(problem), "work_order_refused", problem)
             return None
         return params
+
+    def _refuse(self, work_order: WorkOrder, reason_code: str, message: str) -> None:
+        """The run recorded as started and failed, under no manifest."""
+        run = self._run
+        run.record(ev.RunStarted(**run.stamp(), work_order=work_order, policy_version=""))
+        run.fail(reason_code, message)
 
     async def _start(self, params: RunInput) -> None:
         if workflow.patched("work-order-limits"):
             problem = work_order_problem(params.work_order)
             if problem is not None:  # refused before any activity, recorded in a size that fits
-                self._emit(
-                    ev.RunStarted,
-                    work_order=bounded_work_order(params.work_order),
-                    policy_version="",
-                )
-                self._emit(ev.RunFailed, reason_code="work_order_refused", message=problem)
+                self._refuse(bounded_work_order(params.work_order), "work_order_refused", problem)
                 return
         try:
-            manifest: ExecutionManifest = await workflow.execute_activity(
-                "prepare_run",
+            manifest = await workflow.execute_activity_method(
+                RunSteps.prepare_run,
                 PrepareRunInput(run_id=params.run_id, work_order=params.work_order),
-                result_type=ExecutionManifest,
                 start_to_close_timeout=MODEL_TIMEOUT,
                 retry_policy=RETRY,
             )
         except ActivityError as exc:
-            # A final refusal (an unknown provider, an MCP server that is not the pinned one):
-            # the run is recorded as started and failed, under no manifest, and ends cleanly.
-            self._emit(ev.RunStarted, work_order=params.work_order, policy_version="")
-            self._emit(ev.RunFailed, reason_code="preparation_failed", message=cause(exc))
+            # A final refusal (an unknown provider, an MCP server that is not the pinned one).
+            self._refuse(params.work_order, "preparation_failed", cause(exc))
             return
-        self._pin_manifest(manifest, params.work_order.pack)
+        run = self._run
+        run.pin_manifest(manifest, params.work_order.pack)
         work_order = params.work_order
         if workflow.patched("budget-ceiling"):
             # The frozen profile's budgets are the ceiling; a work order may only narrow them.
             budget = narrowed_budget(work_order.budget, manifest.budgets)
             work_order = work_order.model_copy(update={"budget": budget})
-        self._emit(ev.RunStarted, work_order=work_order, policy_version=manifest.policy_version)
+        run.record(
+            ev.RunStarted(
+                **run.stamp(), work_order=work_order, policy_version=manifest.policy_version
+            )
+        )
 
     def _resume(self, carried: Continuation) -> None:
         if state_hash(carried.state) != carried.state_hash:
@@ -157,11 +171,11 @@ class AgentRunWorkflow(Governance):
                 type="carried_state_mismatch",
                 non_retryable=True,
             )
-        self._state = carried.state
-        self._pin_manifest(carried.manifest, self._work_order().pack)
+        self._run.rec.state = carried.state
+        self._run.pin_manifest(carried.manifest, self._run.work_order.pack)
 
     def _history_too_long(self) -> bool:
-        info, policy = workflow.info(), self._manifest_().compaction
+        info, policy = workflow.info(), self._run.manifest.compaction
         return (
             info.get_current_history_length() > policy.max_history_events
             or info.get_current_history_size() > policy.max_history_bytes
@@ -169,149 +183,83 @@ class AgentRunWorkflow(Governance):
 
     async def _continue_as_new(self, params: RunInput) -> None:
         """Record the exact facts, persist them, drain handlers, then start afresh with them."""
-        event = compact(self._state, recorded_at=workflow.now(), manifest_hash=self._manifest_hash)
-        self._state = evolve(self._state, event)
-        self._outbox.append(event)
-        too_large = carried_size_problem(len(self._state.model_dump_json()))
+        run = self._run
+        run.record(compact(run.state, recorded_at=workflow.now(), manifest_hash=run.manifest_hash))
+        too_large = carried_size_problem(len(run.state.model_dump_json()))
         if too_large is not None:
             # Ends the run (and the loop) cleanly; a refused payload would fail task after task.
-            self._emit(ev.RunFailed, reason_code="state_too_large", message=too_large)
+            run.fail("state_too_large", too_large)
             return
-        await self._flush()
+        await run.flush()
         await workflow.wait_condition(workflow.all_handlers_finished)
         carried = Continuation(
-            state=self._state, state_hash=state_hash(self._state), manifest=self._manifest_()
+            state=run.state, state_hash=state_hash(run.state), manifest=run.manifest
         )
         workflow.continue_as_new(
             RunInput(run_id=params.run_id, work_order=params.work_order, continued=carried)
         )
 
     async def _run_step(self, step: str) -> None:
-        self._emit(ev.StepStarted, step=step)
-        sent = context_state(self._state)
-        too_large = carried_size_problem(len(sent.model_dump_json()))
-        if too_large is not None:
-            self._emit(ev.RunFailed, reason_code="state_too_large", message=too_large)
+        run = self._run
+        sent = start_step(run.rec, workflow.now(), step)
+        if sent is None:
             return
-        outbox = self._take_outbox()
+        outbox = run.take_outbox()
         try:
-            result = await workflow.execute_activity(
-                "model_step",
+            result = await workflow.execute_activity_method(
+                RunSteps.model_step,
                 ModelStepInput(
-                    run_id=self._state.run_id,
+                    run_id=run.state.run_id,
                     step=step,
-                    manifest_hash=self._manifest_hash,
+                    manifest_hash=run.manifest_hash,
                     state=sent,
                     now=workflow.now(),
                     outbox=outbox,
                 ),
-                result_type=ModelStepResult,
                 start_to_close_timeout=MODEL_TIMEOUT,
                 retry_policy=MODEL_RETRY,
             )
         except ActivityError as exc:
-            # Appends are idempotent: resend what may not have landed with the final flush.
-            self._outbox = outbox + self._outbox
-            self._emit(ev.RunFailed, reason_code="model_unavailable", message=cause(exc))
+            run.resend(outbox)
+            run.fail("model_unavailable", cause(exc))
             return
-        if result.packet is not None:
-            self._emit(
-                ev.ContextPacketBuilt,
-                step=step,
-                **result.packet.model_dump(exclude={"citable_ids"}),
-            )
-        if result.tokens_used:
-            usage = result.usage.model_dump(exclude={"reported"}) if result.usage else {}
-            self._emit(
-                ev.BudgetCharged,
-                tokens=result.tokens_used,
-                reason=f"model:{step}",
-                usage_reported=bool(result.usage and result.usage.reported),
-                **usage,
-            )
-        if result.insufficient_context is not None:
-            self._emit(
-                ev.RunFailed,
-                reason_code="insufficient_context",
-                message=result.insufficient_context,
-            )
-            return
-        decision = result.decision
-        if decision is None:
-            self._emit(
-                ev.DecisionRejected,
-                step=step,
-                reason_code="malformed_model_output",
-                detail=result.rejection or "no decision",
-            )
-            return
-        citable = result.packet.citable_ids if result.packet else ()
-        problem = check_decision(step, decision, self._state, citable)
-        if problem is not None:
-            self._emit(
-                ev.DecisionRejected,
-                step=step,
-                reason_code=problem.reason_code,
-                detail=problem.detail,
-                option=decision.type,
-            )
-            return
-        self._emit(
-            ev.DecisionRecorded,
-            step=step,
-            decision=decision,
-            model_profile=self._manifest_().model.name,
-        )
-        if isinstance(decision, CallTool):
-            await self._govern(step, decision.proposal)
-        elif isinstance(decision, Answer) and decision.proposed_next_action is None:
+        decided = after_model_step(run.rec, workflow.now(), step, result, run.manifest.model.name)
+        if isinstance(decided, CallTool):
+            await self._gate.govern(step, decided.proposal)
+        elif decided is not None:
             await self._propose_memory()
-            self._emit(
-                ev.RunCompleted,
-                answer=decision.answer,
-                cited_source_ids=decision.supporting_source_ids,
-                claimed_operation_ids=decision.claimed_operation_ids,
-            )
+            complete(run.rec, workflow.now(), decided)
 
     async def _propose_memory(self) -> None:
         """The outcome with its receipt enters the memory lifecycle (quarantine first)."""
-        fields = outcome_proposal(self._state)
-        if fields is None or not workflow.patched("memory-proposal-v1"):
+        run = self._run
+        proposed = outcome_proposal(run.state)
+        if proposed is None or not workflow.patched("memory-proposal-v1"):
             return
-        self._emit(ev.MemoryProposed, **fields)
-        await workflow.execute_activity(
-            "propose_memory",
+        run.record(ev.MemoryProposed(**run.stamp(), **proposed.model_dump()))
+        await workflow.execute_activity_method(
+            MemorySteps.propose_memory,
             ProposeMemoryInput(
-                principal=self._principal(), now=workflow.now(), outbox=self._take_outbox()
+                principal=run.principal, now=workflow.now(), outbox=run.take_outbox()
             ),
             start_to_close_timeout=MODEL_TIMEOUT,
             retry_policy=RETRY,
         )
 
-    def _within_budget(self) -> bool:
-        reason = budget_exhausted(self._state, workflow.now())
-        if reason is None:
-            return True
-        self._emit(
-            ev.RunFailed,
-            reason_code="budget_exhausted",
-            message=f"the run's {reason} budget is used up",
-        )
-        return False
-
     def _final_answer(self) -> str | None:
-        answer = self._state.last_answer
-        return answer.answer if answer is not None and self._state.status == "completed" else None
+        state = self._run.state
+        answer = state.last_answer
+        return answer.answer if answer is not None and state.status == "completed" else None
 
     # ------------------------------------------------------------ handlers
     @workflow.update
     async def decide_approval(self, decision: ApprovalDecision) -> ApprovalResult:
-        return await self._decide(decision)
+        return await self._approvals.decide(decision)
 
     @decide_approval.validator
     def _known_approval(self, decision: ApprovalDecision) -> None:
-        self._check_known(decision)
+        self._approvals.check_known(decision)
 
     @workflow.query
     def state(self) -> WorkingState:
-        return self._state
+        return self._run.state

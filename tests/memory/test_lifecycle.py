@@ -72,14 +72,14 @@ def test_a_finishing_refund_run_proposes_its_outcome_with_the_receipt() -> None:
     state = state_after().model_copy(update={"completed_actions": (refund,), "last_seq": 40})
 
     fields = outcome_proposal(state)
-    assert fields is not None and fields["category"] == "prior_outcome"
+    assert fields is not None and fields.category == "prior_outcome"
     assert outcome_proposal(state_after()) is None  # nothing written, nothing to remember
     event = MemoryProposed(
         run_id=state.run_id or "run-1",
         seq=41,
         recorded_at=NOW,
         manifest_hash="sha256:m",
-        **fields,  # type: ignore[arg-type]
+        **fields.model_dump(),
     )
     proposed = proposal_from_event(event, CUSTOMER)
     assert not isinstance(proposed, Refused)

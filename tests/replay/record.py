@@ -98,8 +98,9 @@ async def main() -> None:
     # Histories recorded by older workflow code stay checked in (they prove old runs still
     # replay); a behaviour change behind workflow.patched adds new ones under a new suffix.
     # v5: approvers from the directory, budget ceiling and work-order limits.
-    await _record("refund_approved_v5", approve=True, forged_first=True)
-    await _record("refund_rejected_v5", approve=False)
+    # v6: tool terms frozen into the manifest (the gate reads them, not the pack's code).
+    await _record("refund_approved_v6", approve=True, forged_first=True)
+    await _record("refund_rejected_v6", approve=False)
     if "--continue-as-new" in sys.argv:  # rewrites loop_continue_as_new_*: only on purpose
         await _record_continue_as_new()
 

@@ -4,6 +4,7 @@ carried across continue-as-new, and every context packet's hash."""
 
 from __future__ import annotations
 
+import dataclasses
 from itertools import pairwise
 from pathlib import Path
 
@@ -12,9 +13,11 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from agentledger.app import workflow_runner
+from agentledger import app
+from agentledger.app import pack_contracts, workflow_runner
 from agentledger.domain.events import HistoryCompacted
 from agentledger.domain.fold import project, state_hash
+from agentledger.domain.tools import ToolContract
 from agentledger.registry import register_pack
 from agentledger.workflows import AgentRunWorkflow
 from tests.replay._checks import (
@@ -127,3 +130,34 @@ def test_a_recovered_memory_seed_time_precedes_its_run_by_moments(name: str) -> 
     recorded = read_history(Path(__file__).with_name("histories") / f"{name}.json")
     lead = recorded.started_at - PREFERENCE_SEEDED_AT[name]
     assert 0 < lead.total_seconds() < 5, f"{name}: seeded {lead} before the run started"
+
+
+def _bumped(name: str) -> dict[str, ToolContract]:
+    """The pack's contracts as a later deploy might ship them: every version moved on."""
+    return {
+        tool: dataclasses.replace(contract, version=f"{contract.version}+next")
+        for tool, contract in pack_contracts(name).items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "replays_unchanged"),
+    [("refund_approved_v6", True), ("refund_approved_v5", False)],
+)
+async def test_a_deploy_that_bumps_a_contract_version_changes_no_run_that_froze_its_terms(
+    name: str, replays_unchanged: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run prepared with frozen tool terms replays event for event against bumped pack code;
+    one prepared before terms were frozen (v5) was judged by live code, and the same bump turns
+    its recorded Allow into a contract_changed denial: the hazard the frozen terms remove."""
+    path = Path(__file__).with_name("histories") / f"{name}.json"
+    recorded = read_history(path)
+    monkeypatch.setattr(app, "pack_contracts", _bumped)
+    replayed = await replay(path, recorded.started.run_id)
+    problems = event_mismatches(recorded, replayed)
+    if replays_unchanged:
+        assert replayed.replay_failure is None
+        assert not problems, _report(problems)
+    else:
+        denied = [e for e in replayed.events if e.kind == "tool_call_denied"]
+        assert denied and denied[0].reason_code == "contract_changed", _report(problems)

@@ -43,7 +43,7 @@ async def run_loop(harness: Harness, pack: Pack, run_id: str) -> tuple[str, list
     result = await handle.result()
     events = harness.runtime.ledger.read(run_id)
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
-    return str(result["status"]), events
+    return result.status, events
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

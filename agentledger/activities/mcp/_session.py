@@ -80,7 +80,10 @@ def _elicitation_callback(handler: ElicitationHandler, log: ElicitationLog) -> A
         )
         answer = handler(request)
         log.append((request, answer.action))
-        return types.ElicitResult(action=answer.action, content=answer.content)
+        # Validated against the SDK's narrower content type, which JsonValue does not prove.
+        return types.ElicitResult.model_validate(
+            {"action": answer.action, "content": answer.content}
+        )
 
     return callback
 

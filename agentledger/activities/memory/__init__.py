@@ -8,14 +8,11 @@ its tables (a separate MetaData, created at start, outside the ledger's Alembic 
 
 from datetime import datetime
 
-from agentledger.activities.memory._activities import (
-    MemoryActivities,
-    ProposedMemory,
-    ProposeMemoryInput,
-)
+from agentledger.activities.memory._activities import MemoryActivities
 from agentledger.activities.memory._retrieve import CACHE_TTL, MemoryOmission, MemoryRetrieval
 from agentledger.activities.memory._store import DeletionReceipt, MemoryNotFound, MemoryStore
 from agentledger.activities.memory._tables import install
+from agentledger.activities.messages import ProposedMemory, ProposeMemoryInput
 from agentledger.domain.memory import Admission, MemoryProposal, MemoryScope
 from agentledger.domain.principal import Principal
 

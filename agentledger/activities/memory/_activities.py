@@ -10,32 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.memory._store import MemoryStore
-from agentledger.domain.events import MemoryProposed, RunEvent
+from agentledger.activities.messages import ProposedMemory, ProposeMemoryInput
+from agentledger.activities.surface import MemorySteps
+from agentledger.domain.events import MemoryProposed
 from agentledger.domain.memory import Refused, proposal_from_event
 from agentledger.domain.principal import Principal
 
 
-class ProposeMemoryInput(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    principal: Principal
-    now: datetime
-    outbox: list[RunEvent] = Field(default_factory=list)
-
-
-class ProposedMemory(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    memory_id: str
-    state: str
-    refused: str | None = None
-    awaiting_person: tuple[str, ...] = ()
-
-
-class MemoryActivities:
+class MemoryActivities(MemorySteps):
     def __init__(self, ledger: Ledger, store: MemoryStore) -> None:
         self._ledger = ledger
         self._store = store

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from typing import overload
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = (
@@ -42,6 +43,10 @@ def utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+@overload
+def aware(value: datetime) -> datetime: ...
+@overload
+def aware(value: None) -> None: ...
 def aware(value: datetime | None) -> datetime | None:
     """Read back: SQLite returns naive UTC datetimes."""
     if value is None or value.tzinfo is not None:

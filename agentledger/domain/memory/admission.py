@@ -120,8 +120,17 @@ def correct(
     return admitted.model_copy(update={"transitions": (retired, *admitted.transitions)})
 
 
-def outcome_proposal(state: WorkingState) -> dict[str, JsonValue] | None:
-    """The fields of the ``MemoryProposed`` event a finishing run emits, or ``None``.
+class OutcomeProposal(Frozen):
+    """What a finishing run proposes to remember (the fields of its ``MemoryProposed``)."""
+
+    memory_id: str
+    category: str
+    content: str
+    evidence: tuple[str, ...]
+
+
+def outcome_proposal(state: WorkingState) -> OutcomeProposal | None:
+    """What a finishing run's ``MemoryProposed`` proposes, or ``None``.
 
     Call it just before ``RunCompleted`` (no event may follow the end of a run). Only an
     outcome with a receipt is worth remembering: the latest succeeded write.
@@ -141,12 +150,12 @@ def outcome_proposal(state: WorkingState) -> dict[str, JsonValue] | None:
         "operation_id": action.operation_id,
         **{k: v for k, v in sorted(state.work_order.references.items())},
     }
-    return {
-        "memory_id": f"mem_{state.run_id}_{seq}",
-        "category": "prior_outcome",
-        "content": canonical_json(content).decode(),
-        "evidence": [f"receipt:{action.receipt_id}", f"run:{state.run_id}#{action.operation_id}"],
-    }
+    return OutcomeProposal(
+        memory_id=f"mem_{state.run_id}_{seq}",
+        category="prior_outcome",
+        content=canonical_json(content).decode(),
+        evidence=(f"receipt:{action.receipt_id}", f"run:{state.run_id}#{action.operation_id}"),
+    )
 
 
 def proposal_from_event(event: MemoryProposed, principal: Principal) -> MemoryProposal | Refused:

@@ -35,7 +35,6 @@ def make_work_order(request: str, principal: Principal) -> WorkOrder:
         pack="support",
         agent_profile_id=SUPPORT_PROFILE.profile_id,
         references=references,
-        budget=SUPPORT_PROFILE.budgets,
     )
 
 

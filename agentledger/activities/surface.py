@@ -1,0 +1,75 @@
+"""The activities a run calls, as the workflow sees them: names, inputs and results.
+
+Each class declares its activities abstractly, with nothing behind them but pydantic messages and
+domain types, so the workflow calls them by method reference (``RunSteps.model_step``: mypy
+follows the call and its result type) without importing the ledger, SQLAlchemy or a provider.
+The implementations (``RunActivities``, ``DirectoryActivities``, ``MemoryActivities``) subclass
+these and register under the same names.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from temporalio import activity
+
+from agentledger.activities.messages import (
+    AppendInput,
+    DirectoryEntry,
+    EligibleApproversInput,
+    LookUpPrincipalInput,
+    ModelStepInput,
+    ModelStepResult,
+    PrepareRunInput,
+    ProposedMemory,
+    ProposeMemoryInput,
+    ToolStepInput,
+)
+from agentledger.domain.manifest import ExecutionManifest
+from agentledger.domain.tools import Receipt
+
+
+class RunSteps(ABC):
+    @activity.defn(name="prepare_run")
+    @abstractmethod
+    def prepare_run(self, params: PrepareRunInput) -> ExecutionManifest:
+        """Freeze the attempt's manifest (profile, tool terms, MCP pins, policy version)."""
+
+    @activity.defn(name="append_events")
+    @abstractmethod
+    def append_events(self, params: AppendInput) -> int:
+        """Persist the outbox (idempotent on (run_id, seq)); the number of events appended."""
+
+    @activity.defn(name="model_step")
+    @abstractmethod
+    def model_step(self, params: ModelStepInput) -> ModelStepResult:
+        """Build the step's context packet, ask the model, parse its decision."""
+
+    @activity.defn(name="execute_tool")
+    @abstractmethod
+    def execute_tool(self, params: ToolStepInput) -> Receipt:
+        """Run an authorised call (a write reconciled by its idempotency key first)."""
+
+    @activity.defn(name="reconcile_tool")
+    @abstractmethod
+    def reconcile_tool(self, params: ToolStepInput) -> Receipt:
+        """Ask the system of record what became of a call whose outcome was lost."""
+
+
+class DirectorySteps(ABC):
+    @activity.defn(name="eligible_approvers")
+    @abstractmethod
+    def eligible_approvers(self, params: EligibleApproversInput) -> list[str]:
+        """Who in the tenant holds the approver role (the requester excluded)."""
+
+    @activity.defn(name="look_up_principal")
+    @abstractmethod
+    def look_up_principal(self, params: LookUpPrincipalInput) -> DirectoryEntry:
+        """An approver's directory entry, read when they decide."""
+
+
+class MemorySteps(ABC):
+    @activity.defn(name="propose_memory")
+    @abstractmethod
+    def propose_memory(self, params: ProposeMemoryInput) -> list[ProposedMemory]:
+        """Persist the outbox, then admit the run's memory proposals (quarantine first)."""

@@ -1,0 +1,231 @@
+"""What follows each thing a run learns: the events a model step's result, a tool's receipt or a
+budget check adds, decided here and only recorded by the workflow.
+
+A ``Recording`` stamps each event with the next sequence number and folds it into the state at
+once, so a decision that depends on earlier events of the same step (a decision checked against
+the state its packet was built from) sees them, exactly as the run will.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentledger.domain import events as ev
+from agentledger.domain.compaction import carried_size_problem, context_state
+from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer
+from agentledger.domain.fold import evolve
+from agentledger.domain.run_loop import budget_exhausted, check_decision
+from agentledger.domain.state import WorkingState
+from agentledger.domain.tools import Receipt
+
+
+class Stamp(TypedDict):
+    """The envelope every event of a run carries."""
+
+    run_id: str
+    seq: int
+    recorded_at: datetime
+    manifest_hash: str
+
+
+@dataclass
+class Recording:
+    """A run's state and the events recorded since they were last persisted."""
+
+    run_id: str
+    """The run's id until ``RunStarted`` puts it in the state."""
+    state: WorkingState = field(default_factory=WorkingState)
+    manifest_hash: str = ""
+    outbox: list[ev.RunEvent] = field(default_factory=list)
+
+    def stamp(self, now: datetime) -> Stamp:
+        return Stamp(
+            run_id=self.state.run_id or self.run_id,
+            seq=self.state.last_seq + 1,
+            recorded_at=now,
+            manifest_hash=self.manifest_hash,
+        )
+
+    def add(self, event: ev.RunEvent) -> None:
+        self.state = evolve(self.state, event)
+        self.outbox.append(event)
+
+    def take_outbox(self) -> list[ev.RunEvent]:
+        taken, self.outbox = self.outbox, []
+        return taken
+
+    def fail(self, now: datetime, reason_code: str, message: str) -> None:
+        self.add(ev.RunFailed(**self.stamp(now), reason_code=reason_code, message=message))
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PacketSummary(_Result):
+    packet_hash: str
+    cache_key: str
+    section_tokens: dict[str, int]
+    total_tokens: int
+    omission_count: int
+    included_ids: tuple[str, ...]
+    citable_ids: tuple[str, ...] = ()
+
+
+class TokenUsage(_Result):
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    reported: bool = False
+
+
+class ModelStepResult(_Result):
+    """Either a parsed decision, a rejection of the model's output, or a refusal to build."""
+
+    packet: PacketSummary | None = None
+    decision: CallTool | ProceedToAnswer | Answer | None = Field(default=None, discriminator="type")
+    rejection: str | None = None
+    insufficient_context: str | None = None
+    tokens_used: int = 0
+    usage: TokenUsage | None = None
+
+
+def start_step(rec: Recording, now: datetime, step: str) -> WorkingState | None:
+    """Record the step's start; the state its model is sent, or ``None`` when that state is too
+    large to send (the run is failed: a refused payload would fail task after task)."""
+    rec.add(ev.StepStarted(**rec.stamp(now), step=step))
+    sent = context_state(rec.state)
+    too_large = carried_size_problem(len(sent.model_dump_json()))
+    if too_large is not None:
+        rec.fail(now, "state_too_large", too_large)
+        return None
+    return sent
+
+
+def after_model_step(
+    rec: Recording, now: datetime, step: str, result: ModelStepResult, model_profile: str
+) -> CallTool | Answer | None:
+    """Record what a model step produced. Returns a tool call to govern or a final answer to
+    finish with; ``None`` when the step ends here (refused, rejected, or more steps follow)."""
+    _charge(rec, now, step, result)
+    if result.insufficient_context is not None:
+        rec.fail(now, "insufficient_context", result.insufficient_context)
+        return None
+    decision = result.decision
+    if decision is None:
+        rec.add(
+            ev.DecisionRejected(
+                **rec.stamp(now),
+                step=step,
+                reason_code="malformed_model_output",
+                detail=result.rejection or "no decision",
+            )
+        )
+        return None
+    citable = result.packet.citable_ids if result.packet else ()
+    problem = check_decision(step, decision, rec.state, citable)
+    if problem is not None:
+        rec.add(
+            ev.DecisionRejected(
+                **rec.stamp(now),
+                step=step,
+                reason_code=problem.reason_code,
+                detail=problem.detail,
+                option=decision.type,
+            )
+        )
+        return None
+    rec.add(
+        ev.DecisionRecorded(
+            **rec.stamp(now), step=step, decision=decision, model_profile=model_profile
+        )
+    )
+    if isinstance(decision, CallTool):
+        return decision
+    if isinstance(decision, Answer) and decision.proposed_next_action is None:
+        return decision
+    return None
+
+
+def _charge(rec: Recording, now: datetime, step: str, result: ModelStepResult) -> None:
+    """The packet the step was sent and the tokens it cost."""
+    packet = result.packet
+    if packet is not None:
+        rec.add(
+            ev.ContextPacketBuilt(
+                **rec.stamp(now),
+                step=step,
+                packet_hash=packet.packet_hash,
+                cache_key=packet.cache_key,
+                section_tokens=packet.section_tokens,
+                total_tokens=packet.total_tokens,
+                omission_count=packet.omission_count,
+                included_ids=packet.included_ids,
+            )
+        )
+    if result.tokens_used:
+        usage = result.usage or TokenUsage()
+        rec.add(
+            ev.BudgetCharged(
+                **rec.stamp(now),
+                tokens=result.tokens_used,
+                reason=f"model:{step}",
+                usage_reported=usage.reported,
+                input_tokens=usage.input_tokens,
+                cached_tokens=usage.cached_tokens,
+                output_tokens=usage.output_tokens,
+            )
+        )
+
+
+def complete(rec: Recording, now: datetime, answer: Answer) -> None:
+    rec.add(
+        ev.RunCompleted(
+            **rec.stamp(now),
+            answer=answer.answer,
+            cited_source_ids=answer.supporting_source_ids,
+            claimed_operation_ids=answer.claimed_operation_ids,
+        )
+    )
+
+
+def record_receipt(rec: Recording, now: datetime, receipt: Receipt) -> None:
+    """A receipt, the evidence it returned, and an open error when the call failed or its
+    outcome is unknown (a person must look)."""
+    rec.add(ev.ToolReceiptRecorded(**rec.stamp(now), receipt=receipt))
+    for passage in receipt.evidence:
+        rec.add(
+            ev.EvidenceRecorded(
+                **rec.stamp(now),
+                operation_id=receipt.operation_id,
+                source_id=passage.source_id,
+                revision=passage.revision,
+                content_hash=passage.content_hash,
+                trust=passage.trust,
+                title=passage.title,
+                text=passage.text,
+            )
+        )
+    if receipt.status in ("failed", "unknown"):
+        rec.add(
+            ev.ErrorRecorded(
+                **rec.stamp(now),
+                error_id=f"err_{rec.state.last_seq + 1}",
+                code=receipt.error_code or "tool_failed",
+                message=receipt.error_message or "",
+                operation_id=receipt.operation_id,
+            )
+        )
+
+
+def within_budget(rec: Recording, now: datetime) -> bool:
+    """Whether another step may run; when a limit is used up, the run is failed saying which."""
+    reason = budget_exhausted(rec.state, now)
+    if reason is None:
+        return True
+    rec.fail(now, "budget_exhausted", f"the run's {reason} budget is used up")
+    return False
