@@ -6,11 +6,10 @@ events rides on a round trip the step needs anyway. All are safe to retry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -27,12 +26,11 @@ from agentledger.activities.messages import (
     AppendInput,
     ModelStepInput,
     ModelStepResult,
-    PacketSummary,
     PrepareRunInput,
-    TokenUsage,
     ToolStepInput,
 )
 from agentledger.activities.models import chosen_model
+from agentledger.activities.packets import build_step_packet, decided
 from agentledger.activities.ports import (
     ModelClient,
     Pack,
@@ -45,21 +43,14 @@ from agentledger.activities.ports import (
 from agentledger.activities.surface import RunSteps
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context import (
-    BpeTokenCounter,
-    ContextItem,
     ContextPacket,
     InsufficientContext,
-    ToolDefinition,
-    build_context,
-    candidates_from_state,
-    model_counter,
     model_view,
     user_view,
 )
 from agentledger.domain.decisions import Decision
 from agentledger.domain.manifest import ExecutionManifest, resolve_manifest
 from agentledger.domain.mcp import pinned_tool
-from agentledger.domain.state import WorkingState
 from agentledger.domain.tools import Receipt, ToolContract, bounded_receipt
 
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
@@ -137,32 +128,7 @@ class RunActivities(RunSteps):
                 non_retryable=True,
             )
         reply = model.decide(packet, manifest.model)
-        usage = reply.usage
-        if not usage.estimated and usage.input_tokens > 0 and packet.total_tokens > 0:
-            # The provider's count corrects this encoding's estimates for the next packets.
-            _counter(manifest).calibrate(packet.total_tokens, usage.input_tokens)
-        charged = ModelStepResult(
-            packet=_summary(packet),
-            tokens_used=usage.input_tokens + usage.output_tokens or packet.total_tokens,
-            usage=TokenUsage(
-                input_tokens=usage.input_tokens,
-                cached_tokens=usage.cached_tokens,
-                output_tokens=usage.output_tokens,
-                reported=not usage.estimated,
-            ),
-        )
-        if reply.output.get("type") == "malformed_reply":
-            problem = reply.output.get("problem")
-            return charged.model_copy(update={"rejection": f"model reply unusable: {problem}"})
-        try:
-            decision = _DECISION.validate_python(reply.output)
-        except ValidationError as exc:
-            rejection = (
-                f"model output is not a valid decision: {exc.error_count()} error(s), "
-                f"first: {exc.errors()[0]['msg']}"
-            )
-            return charged.model_copy(update={"rejection": rejection})
-        return charged.model_copy(update={"decision": decision})
+        return decided(reply, packet, manifest)
 
     @activity.defn(name="execute_tool")
     def execute_tool(self, params: ToolStepInput) -> Receipt:
@@ -299,90 +265,6 @@ class RunActivities(RunSteps):
             observed_at=params.now,
         )
         return bounded_receipt(receipt, contract.scope)
-
-
-def build_step_packet(
-    pack: Pack,
-    manifest: ExecutionManifest,
-    step: str,
-    state: WorkingState,
-    now: datetime,
-    memories: Sequence[ContextItem] = (),
-) -> ContextPacket:
-    """The packet for one step: candidates from the state, compiled under the manifest."""
-    assert state.work_order is not None
-    candidates = [
-        *candidates_from_state(state, _instructions(manifest, step, now), now),
-        *_observations(state),
-        *memories,
-    ]
-    contracts = manifest.terms or manifest.tool_contracts(pack.contracts)
-    definitions = {
-        name: ToolDefinition.from_contract(c)
-        for name, c in contracts.items()
-        if manifest.grant(name) is not None
-    }
-    return build_context(
-        manifest.step(step),
-        state.work_order.principal,
-        state,
-        candidates,
-        manifest.policy_version,
-        manifest.token_budget,
-        now,
-        tool_definitions=definitions,
-        model_settings_digest=sha256_hex(manifest.model.model_dump(mode="json")),
-        counter=_counter(manifest),
-    )
-
-
-def _counter(manifest: ExecutionManifest) -> BpeTokenCounter:
-    model = manifest.model
-    return model_counter(model.encoding, f"{model.provider}:{model.model}")
-
-
-def _instructions(manifest: ExecutionManifest, step: str, now: datetime) -> list[ContextItem]:
-    return [
-        ContextItem.make(
-            id=i.id,
-            kind="instruction",
-            content=i.text,
-            source=f"instructions@{manifest.instruction_bundle[:19]}",
-            trust_level="instruction",
-            created_at=now,
-            required_for_step=(step,),
-        )
-        for i in manifest.instructions
-    ]
-
-
-def _observations(state: WorkingState) -> list[ContextItem]:
-    """The latest model view of each tool: observations, never instructions."""
-    return [
-        ContextItem.make(
-            id=f"obs:{o.operation_id}",
-            kind="tool_result",
-            content=o.model_view,
-            source=f"tool:{o.tool}",
-            trust_level="tool_observation",
-            created_at=o.observed_at,
-            title=f"{o.tool} result",
-        )
-        for o in state.observations.values()
-    ]
-
-
-def _summary(packet: ContextPacket) -> PacketSummary:
-    citable = set(packet.included_ids) | {item.source for item in packet.items()}
-    return PacketSummary(
-        packet_hash=packet.packet_hash,
-        cache_key=packet.cache_key,
-        section_tokens=packet.section_tokens,
-        total_tokens=packet.total_tokens,
-        omission_count=len(packet.omissions),
-        included_ids=packet.included_ids,
-        citable_ids=tuple(sorted(citable)),
-    )
 
 
 FAILED_TEMPLATE = "{tool} failed: {error_code}: {error_message}"

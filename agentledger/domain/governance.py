@@ -84,6 +84,38 @@ def authorize(
     step: str,
     operation_id: str,
 ) -> Authorization:
+    admitted = _admitted(proposal, manifest, contracts, step)
+    if isinstance(admitted, Deny):
+        return admitted
+    contract, grant, arguments = admitted
+    refusal = _work_order_refusal(contract.name, arguments, state) or _policy_refusal(
+        contract, grant, arguments, state, principal
+    )
+    if refusal is not None:
+        return refusal
+    digest = arguments_digest(contract.name, arguments)
+    key = None
+    if contract.idempotency == "runtime_key":
+        key = idempotency_key(state.run_id, operation_id, digest)
+    if contract.risk == "consequential" or contract.approval.requires_approval(arguments):
+        return _with_approval(contract, arguments, digest, key, state, manifest, now)
+    return Allow(
+        tool=contract.name,
+        tool_version=contract.version,
+        arguments=arguments,
+        arguments_digest=digest,
+        idempotency_key=key,
+    )
+
+
+def _admitted(
+    proposal: ToolCallProposal,
+    manifest: ExecutionManifest,
+    contracts: Mapping[str, Governed],
+    step: str,
+) -> Deny | tuple[Governed, ToolGrant, dict[str, JsonValue]]:
+    """A granted tool, under the contract the grant pins, for this step, with arguments that
+    fit its schema (as parsed); or why not."""
     contract, grant = contracts.get(proposal.tool), manifest.grant(proposal.tool)
     if contract is None or grant is None:
         return Deny(
@@ -106,24 +138,7 @@ def authorize(
     except ValidationError as exc:
         return Deny(reason_code="invalid_arguments", detail=_brief(exc), protocol_error=True)
     arguments: dict[str, JsonValue] = parsed.model_dump(mode="json")
-    refusal = _work_order_refusal(contract.name, arguments, state) or _policy_refusal(
-        contract, grant, arguments, state, principal
-    )
-    if refusal is not None:
-        return refusal
-    digest = arguments_digest(contract.name, arguments)
-    key = None
-    if contract.idempotency == "runtime_key":
-        key = idempotency_key(state.run_id, operation_id, digest)
-    if contract.risk == "consequential" or contract.approval.requires_approval(arguments):
-        return _with_approval(contract, arguments, digest, key, state, manifest, now)
-    return Allow(
-        tool=contract.name,
-        tool_version=contract.version,
-        arguments=arguments,
-        arguments_digest=digest,
-        idempotency_key=key,
-    )
+    return contract, grant, arguments
 
 
 def _work_order_refusal(

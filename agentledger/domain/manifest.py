@@ -153,19 +153,8 @@ def _frozen_terms(
     return tuple(contracts[g.name].terms() for g in grants if g.name in contracts)
 
 
-def resolve_manifest(
-    profile: AgentProfile,
-    *,
-    contracts: Mapping[str, ToolContract],
-    attempt_id: str,
-    work_order_digest: str,
-    memory_snapshot: str,
-    policy_version: str,
-    mcp_pins: tuple[McpServerPin, ...] = (),
-) -> ExecutionManifest:
-    """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests;
-    each MCP server in the profile arrives as the pin discovery made of it; ``contracts`` are
-    the pack's tool contracts, whose granted terms are frozen."""
+def _granted(profile: AgentProfile, mcp_pins: tuple[McpServerPin, ...]) -> tuple[ToolGrant, ...]:
+    """The profile's grants and its pinned servers' tools, each for steps the profile has."""
     pinned = tuple(pin.connection for pin in mcp_pins)
     if pinned != profile.mcp_servers:
         raise ManifestError(
@@ -183,6 +172,23 @@ def resolve_manifest(
         unknown = set(grant.steps) - step_names
         if unknown:
             raise ManifestError(f"grant {grant.name} names unknown steps {sorted(unknown)}")
+    return tool_grants
+
+
+def resolve_manifest(
+    profile: AgentProfile,
+    *,
+    contracts: Mapping[str, ToolContract],
+    attempt_id: str,
+    work_order_digest: str,
+    memory_snapshot: str,
+    policy_version: str,
+    mcp_pins: tuple[McpServerPin, ...] = (),
+) -> ExecutionManifest:
+    """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests;
+    each MCP server in the profile arrives as the pin discovery made of it; ``contracts`` are
+    the pack's tool contracts, whose granted terms are frozen."""
+    tool_grants = _granted(profile, mcp_pins)
     return ExecutionManifest(
         attempt_id=attempt_id,
         work_order_digest=work_order_digest,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentledger.activities.messages import PacketSummary
-from agentledger.activities.run_activities import build_step_packet
+from agentledger.activities.packets import build_step_packet
 from agentledger.domain.compaction import context_state
 from agentledger.domain.context import ContextPacket, InsufficientContext
 from agentledger.domain.context.tokens import counter_for_encoding

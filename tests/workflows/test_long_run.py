@@ -8,7 +8,7 @@ import pytest
 from temporalio.client import Client
 
 from agentledger import client_ops
-from agentledger.activities.run_activities import build_step_packet
+from agentledger.activities.packets import build_step_packet
 from agentledger.domain.compaction import MAX_CARRIED_BYTES, can_compact, compact
 from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import project, state_hash
