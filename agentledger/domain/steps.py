@@ -117,27 +117,12 @@ def after_model_step(
         return None
     decision = result.decision
     if decision is None:
-        rec.add(
-            ev.DecisionRejected(
-                **rec.stamp(now),
-                step=step,
-                reason_code="malformed_model_output",
-                detail=result.rejection or "no decision",
-            )
-        )
+        _reject(rec, now, step, "malformed_model_output", result.rejection or "no decision")
         return None
     citable = result.packet.citable_ids if result.packet else ()
     problem = check_decision(step, decision, rec.state, citable)
     if problem is not None:
-        rec.add(
-            ev.DecisionRejected(
-                **rec.stamp(now),
-                step=step,
-                reason_code=problem.reason_code,
-                detail=problem.detail,
-                option=decision.type,
-            )
-        )
+        _reject(rec, now, step, problem.reason_code, problem.detail, option=decision.type)
         return None
     rec.add(
         ev.DecisionRecorded(
@@ -149,6 +134,16 @@ def after_model_step(
     if isinstance(decision, Answer) and decision.proposed_next_action is None:
         return decision
     return None
+
+
+def _reject(
+    rec: Recording, now: datetime, step: str, reason_code: str, detail: str, option: str = ""
+) -> None:
+    rec.add(
+        ev.DecisionRejected(
+            **rec.stamp(now), step=step, reason_code=reason_code, detail=detail, option=option
+        )
+    )
 
 
 def _charge(rec: Recording, now: datetime, step: str, result: ModelStepResult) -> None:
