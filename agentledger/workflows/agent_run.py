@@ -48,15 +48,6 @@ MODEL_RETRY = RetryPolicy(
     non_retryable_error_types=["ModelConfigError", "ModelRequestRejected", "UnknownModelProvider"],
 )
 
-__all__ = [
-    "AgentRunWorkflow",
-    "ApprovalDecision",
-    "ApprovalResult",
-    "Continuation",
-    "RunInput",
-    "RunOutcome",
-]
-
 
 class Continuation(BaseModel):
     """What a run carries across continue-as-new: its exact state, that state's hash, and the
