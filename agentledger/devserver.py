@@ -74,22 +74,43 @@ def ensure_dev_server(
     pid_file = data_dir / "temporal.pid"
     if port_open(host, port):
         ours = _read_pid(pid_file)
-        holder = _holder(port)
-        if holder is not None and holder[1] != (data_dir / "temporal.db").resolve():
-            raise ServerUnavailable(
-                f"{address} is held by the Temporal server of {holder[1].parent}/ (pid "
-                f"{holder[0]}), not of {data_dir}/; pick another port (--temporal-port or "
-                "AGENTLEDGER_TEMPORAL_PORT) or stop that one (agentledger stop --data-dir "
-                f"{holder[1].parent})"
-            )
-        if holder is None and ours is None:
-            raise ServerUnavailable(
-                f"{address} is held by something that is not this data directory's Temporal "
-                "server; pick another port (--temporal-port or AGENTLEDGER_TEMPORAL_PORT), or "
-                "use it knowingly with --temporal-address"
-            )
+        _refuse_foreign_holder(data_dir, address, port, ours)
         return DevServer(address, ui_url, ours, started=False)
     data_dir.mkdir(parents=True, exist_ok=True)
+    log = data_dir / "temporal.log"
+    with open(log, "ab") as sink:
+        process = subprocess.Popen(
+            _start_dev_command(data_dir, host, port, ui_port),
+            stdout=sink,
+            stderr=sink,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    pid_file.write_text(str(process.pid))
+    _wait_until_serving(process, host, port, timeout, log)
+    return DevServer(address, ui_url, process.pid, started=True)
+
+
+def _refuse_foreign_holder(data_dir: Path, address: str, port: int, ours: int | None) -> None:
+    """Raise unless whatever listens on ``port`` is this data directory's server."""
+    holder = _holder(port)
+    if holder is not None and holder[1] != (data_dir / "temporal.db").resolve():
+        raise ServerUnavailable(
+            f"{address} is held by the Temporal server of {holder[1].parent}/ (pid "
+            f"{holder[0]}), not of {data_dir}/; pick another port (--temporal-port or "
+            "AGENTLEDGER_TEMPORAL_PORT) or stop that one (agentledger stop --data-dir "
+            f"{holder[1].parent})"
+        )
+    if holder is None and ours is None:
+        raise ServerUnavailable(
+            f"{address} is held by something that is not this data directory's Temporal "
+            "server; pick another port (--temporal-port or AGENTLEDGER_TEMPORAL_PORT), or "
+            "use it knowingly with --temporal-address"
+        )
+
+
+def _start_dev_command(data_dir: Path, host: str, port: int, ui_port: int | None) -> list[str]:
+    """``temporal server start-dev`` persisting to ``data_dir``, with the UI only if asked."""
     command = [
         temporal_binary(),
         "server",
@@ -105,13 +126,7 @@ def ensure_dev_server(
         *SPEED_FLAGS,
     ]
     command += ["--ui-port", str(ui_port), "--ui-disable-news-fetch"] if ui_port else ["--headless"]
-    with open(data_dir / "temporal.log", "ab") as log:
-        process = subprocess.Popen(
-            command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
-        )
-    pid_file.write_text(str(process.pid))
-    _wait_until_serving(process, host, port, timeout, data_dir / "temporal.log")
-    return DevServer(address, ui_url, process.pid, started=True)
+    return command
 
 
 def stop_dev_server(data_dir: Path, timeout: float = 15.0) -> bool:
