@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from agentledger.errors import AgentLedgerError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agentledger.config import Settings
 
 # Commands import the runtime (Temporal, SQLAlchemy, pydantic models) only once the arguments
@@ -63,6 +65,20 @@ def _parser() -> argparse.ArgumentParser:
     def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], **kwargs)
 
+    _stack_parsers(command)
+    _run_parser(command("run", help="start a run and print its id"))
+    _approve_parser(command("approve", help="approve (or --reject) a pending action"))
+    _show_parser(command("show", help="a run's timeline and state, from the ledger"))
+    command("approvals", help="the pending approvals inbox")
+    verify = command("verify", help="compare the ledger's projection with the live run")
+    verify.add_argument("run_id")
+    _docs_parser(command("docs", help="versioned policy documents for retrieval"))
+    command("stop", help="stop the embedded Temporal server")
+    return parser
+
+
+def _stack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """The commands that bring up (or load) the stack itself: demo, dev, worker, seed."""
     demo = command("demo", help="run the refund scenario end to end on the embedded stack")
     demo.add_argument("--request", default=DEFAULT_REQUEST)
     demo.add_argument("--user", default="usr_73")
@@ -71,13 +87,17 @@ def _parser() -> argparse.ArgumentParser:
     _model_flags(dev, choose=False, register=True)
     command("worker", help="run a worker against the configured server (no server start)")
     command("seed", help="load the packs' sample system of record")
-    run = command("run", help="start a run and print its id")
+
+
+def _run_parser(run: argparse.ArgumentParser) -> None:
     run.add_argument("pack")
     run.add_argument("request")
     run.add_argument("--user", required=True)
     run.add_argument("--wait", action="store_true", help="wait until it ends or needs approval")
     _model_flags(run, choose=True, register=False)
-    approve = command("approve", help="approve (or --reject) a pending action")
+
+
+def _approve_parser(approve: argparse.ArgumentParser) -> None:
     approve.add_argument("run_id")
     approve.add_argument("approval_id")
     approve.add_argument("--as", dest="principal", required=True)
@@ -86,17 +106,13 @@ def _parser() -> argparse.ArgumentParser:
     approve.add_argument(
         "--content", type=json_object, help="JSON answer to a tool server's elicitation request"
     )
-    show = command("show", help="a run's timeline and state, from the ledger")
+
+
+def _show_parser(show: argparse.ArgumentParser) -> None:
     show.add_argument("run_id", nargs="?")
     show.add_argument("--json", action="store_true", help="emit the events as JSON lines")
     show.add_argument("--packets", action="store_true", help="print each context packet")
     show.add_argument("--list", action="store_true", help="list recent runs")
-    command("approvals", help="the pending approvals inbox")
-    verify = command("verify", help="compare the ledger's projection with the live run")
-    verify.add_argument("run_id")
-    _docs_parser(command("docs", help="versioned policy documents for retrieval"))
-    command("stop", help="stop the embedded Temporal server")
-    return parser
 
 
 def _docs_parser(docs: argparse.ArgumentParser) -> None:
