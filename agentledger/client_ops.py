@@ -112,6 +112,19 @@ async def decide(
     The run asks the directory who that is; a reused or already-decided approval is still sent,
     so the run records the refused attempt.
     """
+    decision = ApprovalDecision(
+        approval_id=approval_id,
+        approver_id=approver_id,
+        approve=approve,
+        proposal_digest=await _shown_digest(client, run_id, approval_id),
+        reason=reason,
+        content=content,
+    )
+    return await _send_decision(client, run_id, decision)
+
+
+async def _shown_digest(client: Client, run_id: str, approval_id: str) -> str:
+    """The proposal digest the run shows for ``approval_id``, pending or already decided."""
     state = await live_state(client, run_id)
     known = state.pending_approvals.get(approval_id) or state.approvals.get(approval_id)
     if known is None:
@@ -119,14 +132,11 @@ async def decide(
             f"run {run_id} has no approval {approval_id}; pending: "
             f"{', '.join(state.pending_approvals) or 'none'}"
         )
-    decision = ApprovalDecision(
-        approval_id=approval_id,
-        approver_id=approver_id,
-        approve=approve,
-        proposal_digest=known.proposal_digest,
-        reason=reason,
-        content=content,
-    )
+    return known.proposal_digest
+
+
+async def _send_decision(client: Client, run_id: str, decision: ApprovalDecision) -> ApprovalResult:
+    """Deliver the decision as an update; a refusal by the run or a closed run is ``Refused``."""
     try:
         return await client.get_workflow_handle(run_id).execute_update(
             AgentRunWorkflow.decide_approval, decision
