@@ -10,7 +10,7 @@ from pydantic import JsonValue
 from agentledger.domain._model import Frozen
 from agentledger.domain.elicitation import ElicitationRequest, content_problem
 from agentledger.domain.principal import Principal, canonical_user_id, tenant_covers
-from agentledger.domain.state import WorkingState
+from agentledger.domain.state import PendingApproval, WorkingState
 
 MAX_RECORDED_REFUSALS = 10
 """Refused attempts recorded per approval and run execution. Past it a refusal is still answered
@@ -40,13 +40,29 @@ def check_approval_decision(
     """
     pending = state.pending_approvals.get(approval_id)
     if pending is None:
-        done = state.approvals.get(approval_id)
-        detail = (
-            f"approval {approval_id} was already {done.decision}"
-            if done
-            else (f"no approval {approval_id} in this run")
-        )
-        return ApprovalRefusal(reason_code="not_pending", detail=detail)
+        return _not_pending(state, approval_id)
+    return (
+        _approver_refusal(state, pending, approver)
+        or _proposal_refusal(approval_id, pending, proposal_digest, now)
+        or _content_refusal(pending.elicitation, approve, content)
+    )
+
+
+def _not_pending(state: WorkingState, approval_id: str) -> ApprovalRefusal:
+    """Why an approval that is not pending cannot be decided: decided already, or never asked."""
+    done = state.approvals.get(approval_id)
+    detail = (
+        f"approval {approval_id} was already {done.decision}"
+        if done
+        else f"no approval {approval_id} in this run"
+    )
+    return ApprovalRefusal(reason_code="not_pending", detail=detail)
+
+
+def _approver_refusal(
+    state: WorkingState, pending: PendingApproval, approver: Principal
+) -> ApprovalRefusal | None:
+    """Refuses an approver who is the requester, outside the run's tenant, or without the role."""
     if canonical_user_id(approver.user_id) == canonical_user_id(pending.requested_by):
         return ApprovalRefusal(
             reason_code="requester_cannot_approve",
@@ -63,6 +79,13 @@ def check_approval_decision(
             reason_code="missing_role",
             detail=f"{approver.user_id} lacks the {pending.approver_role} role",
         )
+    return None
+
+
+def _proposal_refusal(
+    approval_id: str, pending: PendingApproval, proposal_digest: str, now: datetime
+) -> ApprovalRefusal | None:
+    """Refuses a decision about another proposal than the pending one, or one past its expiry."""
     if proposal_digest != pending.proposal_digest:
         return ApprovalRefusal(
             reason_code="digest_mismatch",
@@ -74,7 +97,7 @@ def check_approval_decision(
             reason_code="expired",
             detail=f"approval {approval_id} expired at {pending.expires_at.isoformat()}",
         )
-    return _content_refusal(pending.elicitation, approve, content)
+    return None
 
 
 PRINCIPAL_CLAIMED = ApprovalRefusal(
