@@ -11,8 +11,7 @@ import argparse
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentledger.activities.ledger import Ledger
-from agentledger.activities.ledger._engine import build_engine
+from agentledger.activities.ledger import Ledger, build_engine
 from agentledger.activities.retrieval import (
     GLOBAL_TENANT,
     RetrievalError,

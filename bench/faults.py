@@ -37,8 +37,8 @@ from agentledger.domain.principal import Principal
 from agentledger.temporal_client import connect
 from bench._faultdb import postgres_database
 from bench._stack import free_port
-from tests.crash import crashkit, fault_pack, outages
-from tests.crash.crashkit import CrashSite, RunCheck, WorkerProcess
+from bench.crash import crashkit, fault_pack, outages
+from bench.crash.crashkit import CrashSite, RunCheck, WorkerProcess
 
 _OUTAGE_SECONDS = 6.0
 

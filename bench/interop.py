@@ -32,11 +32,11 @@ from agentledger.domain.decisions import Decision
 from agentledger.domain.workorder import Budget
 from bench._interop_mcp import mcp_cases
 from bench._stack import free_port
-from tests.providers import packets
-from tests.providers.chat_server import ChatServer, Reply
-from tests.providers.llama_peer import LlamaPeer
-from tests.providers.recorded import LLAMA_CPP_REPLY, calls, decision, error, tool_call
-from tests.providers.runs import provider_harness, run_to_end
+from bench.providers import packets
+from bench.providers.chat_server import ChatServer, Reply
+from bench.providers.llama_peer import LlamaPeer
+from bench.providers.recorded import LLAMA_CPP_REPLY, calls, decision, error, tool_call
+from bench.providers.runs import provider_harness, run_to_end
 
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
 Check = Callable[[ModelReply | ApplicationError], bool]

@@ -37,7 +37,7 @@ from agentledger.activities.ledger._tables import run_events
 from agentledger.domain.events import BudgetCharged, RunEvent
 from agentledger.domain.fold import project
 from agentledger.domain.tools import VerifiedFact
-from tests.factories import T0, RunScript
+from bench.factories import T0, RunScript
 
 RUNS, EVENTS_PER_RUN, BATCH, SMALL_BATCH, TRIALS = 20, 500, 100, 5, 5
 FOLD_EVENTS = 10_000

@@ -19,7 +19,7 @@ from agentledger.domain.decisions import ToolCallProposal
 from agentledger.domain.events import HistoryCompacted, RunEvent
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.tools import ResourceRef, VerifiedFact
-from tests.factories import RunScript
+from bench.factories import RunScript
 
 TOOLS = ("get_order", "search_returns_policy", "create_refund", "send_email")
 STEPS = ("choose_next_action", "draft_answer")

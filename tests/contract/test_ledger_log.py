@@ -13,7 +13,7 @@ from agentledger.activities.ledger import Ledger, LedgerConflict, PayloadRejecte
 from agentledger.activities.ledger._tables import run_events
 from agentledger.domain.events import SCHEMA_VERSION, RunEvent, RunFailed
 from agentledger.domain.fold import project
-from tests.factories import RunScript, principal, refund_run
+from bench.factories import RunScript, principal, refund_run
 
 
 def test_events_read_back_in_seq_order_whatever_the_append_order(ledger: Ledger) -> None:

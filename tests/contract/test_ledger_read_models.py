@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agentledger.activities.ledger import Ledger
-from tests.factories import T0, RunScript, refund_run
+from bench.factories import T0, RunScript, refund_run
 
 
 def test_a_run_waits_for_approval_then_completes(ledger: Ledger) -> None:

@@ -12,7 +12,7 @@ from agentledger.domain.events import HistoryCompacted, RunEvent
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.state import WorkingState
 from agentledger.domain.tools import VerifiedFact
-from tests.factories import RunScript
+from bench.factories import RunScript
 from tests.strategies import runs
 
 _run_ids = itertools.count()

@@ -14,7 +14,7 @@ from agentledger.activities.ledger import Ledger, LedgerUnavailable, PayloadTooL
 from agentledger.activities.ledger._migrate import VERSION_TABLE
 from agentledger.activities.ledger._tables import metadata
 from agentledger.domain.canonical import sha256_hex
-from tests.factories import principal, refund_run
+from bench.factories import principal, refund_run
 
 PACKET = {
     "step": "choose_next_action",

@@ -19,8 +19,8 @@ from agentledger.config import Settings
 from agentledger.devserver import DevServer
 from agentledger.domain.principal import Principal
 from agentledger.temporal_client import connect
-from tests.crash import fault_pack
-from tests.crash.crashkit import CrashSite
+from bench.crash import fault_pack
+from bench.crash.crashkit import CrashSite
 
 
 def open_seeded(database_url: str, work_dir: Path) -> Runtime:

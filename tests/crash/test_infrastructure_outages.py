@@ -16,9 +16,8 @@ from agentledger.activities.ledger import Ledger
 from agentledger.config import Settings
 from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
 from agentledger.temporal_client import connect
-from tests.crash import fault_pack
-from tests.crash.conftest import open_seeded
-from tests.crash.crashkit import (
+from bench.crash import fault_pack
+from bench.crash.crashkit import (
     CrashSite,
     WorkerProcess,
     approve_from_inbox,
@@ -27,7 +26,8 @@ from tests.crash.crashkit import (
     release,
     start_run,
 )
-from tests.crash.outages import crash_and_restart_server, database_outage
+from bench.crash.outages import crash_and_restart_server, database_outage
+from tests.crash.conftest import open_seeded
 from tests.crash.test_worker_crashes import RESULT_TIMEOUT, clean
 
 OUTAGE_SECONDS = 6.0

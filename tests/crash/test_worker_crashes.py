@@ -14,8 +14,8 @@ from temporalio.client import Client
 
 from agentledger.activities.ledger import Ledger
 from agentledger.domain.principal import Principal
-from tests.crash import crashkit, fault_pack
-from tests.crash.crashkit import (
+from bench.crash import crashkit, fault_pack
+from bench.crash.crashkit import (
     CrashSite,
     RunCheck,
     WorkerProcess,

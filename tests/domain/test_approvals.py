@@ -13,7 +13,7 @@ from agentledger.domain.fold import project
 from agentledger.domain.governance import proposal_digest
 from agentledger.domain.principal import APPROVER_ROLE, Principal
 from agentledger.domain.state import WorkingState
-from tests.factories import RunScript
+from bench.factories import RunScript
 
 MANIFEST_HASH = "sha256:" + "5e" * 32
 POLICY_VERSION = "returns-2026-08"

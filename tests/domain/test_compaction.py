@@ -19,7 +19,7 @@ from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import evolve, project, state_hash
 from agentledger.domain.run_loop import next_step
 from agentledger.domain.state import SUMMARY_CHARS
-from tests.factories import RunScript
+from bench.factories import RunScript
 from tests.strategies import runs as valid_runs
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)

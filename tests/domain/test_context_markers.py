@@ -20,7 +20,7 @@ from agentledger.domain.context.markers import marker_starts, neutralise
 from agentledger.domain.context.render import PACKET_FORMAT
 from agentledger.domain.state import UnresolvedError, WorkingState
 from agentledger.domain.tools import VerifiedFact
-from tests.domain.context_fixtures import NOW, OBSERVED, build, candidates, item, state_after
+from bench.context_fixtures import NOW, OBSERVED, build, candidates, item, state_after
 
 OPEN, CLOSE, PREAMBLE_MENTION = '<data id="', "</data>\n", "<data> blocks"
 

@@ -21,7 +21,7 @@ from agentledger.domain.context import (
     state_view,
 )
 from agentledger.domain.context.sections import SECTION_OF_KIND, SECTION_SPECS
-from tests.domain.context_fixtures import NOW, state_after, state_before
+from bench.context_fixtures import NOW, state_after, state_before
 
 
 def test_bpe_counts_match_the_tokenizer_and_are_cached_per_key() -> None:

@@ -19,7 +19,7 @@ from agentledger.domain.context import (
     render_packet,
 )
 from agentledger.domain.context.sections import SECTION_OF_KIND
-from tests.domain.context_fixtures import COUNTER, NOW, build, candidates, item, state_after
+from bench.context_fixtures import COUNTER, NOW, build, candidates, item, state_after
 
 WORDS = ["refund", "order", "late", "policy", "customer", "the", "within", "days", "42.50", "EUR"]
 KINDS = [

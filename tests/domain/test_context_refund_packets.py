@@ -9,7 +9,7 @@ from agentledger.domain.context import (
     cited_ids_present,
     render_packet,
 )
-from tests.domain.context_fixtures import (
+from bench.context_fixtures import (
     COUNTER,
     LANGUAGE_MEMORY,
     PASSAGE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentledger.domain.context import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, ContextItem, render_packet
 from agentledger.domain.principal import Principal
-from tests.domain.context_fixtures import (
+from bench.context_fixtures import (
     CUSTOMER,
     INSTRUCTIONS,
     build,

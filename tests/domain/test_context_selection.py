@@ -15,7 +15,7 @@ from agentledger.domain.context import (
     InsufficientContext,
 )
 from agentledger.domain.state import CompletedAction
-from tests.domain.context_fixtures import (
+from bench.context_fixtures import (
     INSTRUCTIONS,
     LANGUAGE_MEMORY,
     NOW,

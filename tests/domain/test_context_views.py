@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from agentledger.domain.canonical import canonical_json
 from agentledger.domain.context import distill, model_view, user_view
 from agentledger.domain.tools import ModelView
-from tests.domain.context_fixtures import COUNTER, NOW
+from bench.context_fixtures import COUNTER, NOW
 
 SEARCH = ModelView(
     mode="slim",

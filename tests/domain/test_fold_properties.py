@@ -17,7 +17,7 @@ from agentledger.domain.errors import (
 from agentledger.domain.events import HistoryCompacted, RunEvent
 from agentledger.domain.fold import evolve, project, state_hash
 from agentledger.domain.state import WorkingState
-from tests.factories import RunScript, principal, refund_run
+from bench.factories import RunScript, principal, refund_run
 from tests.strategies import runs
 
 PROPERTY = settings(max_examples=150, deadline=None)

@@ -33,7 +33,7 @@ from agentledger.domain.state import WorkingState
 from agentledger.domain.tools import Receipt, ResourceRef, VerifiedFact
 from agentledger.packs.support.profile import SUPPORT_PROFILE
 from agentledger.registry import get_pack
-from tests.factories import T0, RunScript
+from bench.factories import T0, RunScript
 
 CONTRACTS = get_pack("support").contracts
 POLICY_VERSION = "returns-2026-08"

@@ -8,7 +8,7 @@ from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer, Tool
 from agentledger.domain.fold import project
 from agentledger.domain.run_loop import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, check_decision, next_step
 from agentledger.domain.state import WorkingState
-from tests.factories import RunScript, refund_run
+from bench.factories import RunScript, refund_run
 
 SOURCE = "returns-2026-08#late-delivery"
 REFUND = ToolCallProposal(

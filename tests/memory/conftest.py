@@ -19,7 +19,7 @@ from agentledger.domain.memory import (
     WriterKind,
 )
 from agentledger.domain.principal import Principal
-from tests.domain.context_fixtures import CUSTOMER, NOW
+from bench.context_fixtures import CUSTOMER, NOW
 
 OTHER_CUSTOMER = CUSTOMER.model_copy(update={"user_id": "usr_88", "display_name": "Tomás"})
 GLOBEX_USER = CUSTOMER.model_copy(update={"tenant_id": "globex", "user_id": "usr_73"})

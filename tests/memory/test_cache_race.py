@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agentledger.activities.memory import MemoryStore
+from bench.context_fixtures import CUSTOMER, NOW
 from tests.concurrency import at_once
-from tests.domain.context_fixtures import CUSTOMER, NOW
 from tests.memory.conftest import CURATOR, proposal
 
 READERS, ROUNDS = 8, 15

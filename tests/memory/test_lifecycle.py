@@ -11,7 +11,7 @@ from agentledger.domain.memory import (
     revoke,
 )
 from agentledger.domain.state import CompletedAction
-from tests.domain.context_fixtures import CUSTOMER, NOW, state_after
+from bench.context_fixtures import CUSTOMER, NOW, state_after
 from tests.memory.conftest import OTHER_CUSTOMER, proposal
 
 

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.providers.chat_server import ChatServer
-from tests.providers.llama_peer import LlamaPeer
+from bench.providers.chat_server import ChatServer
+from bench.providers.llama_peer import LlamaPeer
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -17,9 +17,9 @@ from agentledger.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.decisions import Decision
 from agentledger.domain.workorder import Budget
-from tests.providers import packets
-from tests.providers.llama_peer import LlamaPeer
-from tests.providers.runs import provider_harness, run_to_end
+from bench.providers import packets
+from bench.providers.llama_peer import LlamaPeer
+from bench.providers.runs import provider_harness, run_to_end
 
 pytestmark = pytest.mark.real_model
 

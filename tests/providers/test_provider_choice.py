@@ -17,9 +17,9 @@ from agentledger.activities.models import ProviderConfig
 from agentledger.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.workorder import ModelOverride
-from tests.providers.chat_server import ChatServer
-from tests.providers.recorded import decision
-from tests.providers.runs import configured_harness, run_choosing
+from bench.providers.chat_server import ChatServer
+from bench.providers.recorded import decision
+from bench.providers.runs import configured_harness, run_choosing
 
 pytestmark = pytest.mark.temporal
 

@@ -16,10 +16,10 @@ from agentledger.config import PROVIDERS_VARIABLE, from_environment, model_provi
 from agentledger.devserver import DevServer
 from agentledger.domain.workorder import WorkOrder
 from agentledger.errors import ConfigError
-from tests import factories
-from tests.providers import packets
-from tests.providers.chat_server import ChatServer
-from tests.providers.recorded import decision
+from bench import factories
+from bench.providers import packets
+from bench.providers.chat_server import ChatServer
+from bench.providers.recorded import decision
 
 ENTRY = '{"kind": "openai_compatible", "base_url": "http://127.0.0.1:8080/v1", "models": ["m"]}'
 

@@ -15,9 +15,9 @@ from agentledger.activities.models import model_clients, openai_compatible_profi
 from agentledger.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.context import model_counter
-from tests.providers.chat_server import ChatServer, Reply
-from tests.providers.recorded import calls, decision, error, tool_call
-from tests.providers.runs import provider_harness, run_to_end
+from bench.providers.chat_server import ChatServer, Reply
+from bench.providers.recorded import calls, decision, error, tool_call
+from bench.providers.runs import provider_harness, run_to_end
 
 pytestmark = pytest.mark.temporal
 

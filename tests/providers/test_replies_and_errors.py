@@ -16,9 +16,9 @@ from agentledger.activities.models import (
 )
 from agentledger.activities.ports import ModelReply
 from agentledger.domain.decisions import CallTool, Decision, ProceedToAnswer
-from tests.providers import packets
-from tests.providers.chat_server import ChatServer, Reply
-from tests.providers.recorded import LLAMA_CPP_REPLY, calls, decision, error, tool_call
+from bench.providers import packets
+from bench.providers.chat_server import ChatServer, Reply
+from bench.providers.recorded import LLAMA_CPP_REPLY, calls, decision, error, tool_call
 
 SECRET = "sk-test-9f8e7d6c5b4a"
 DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)

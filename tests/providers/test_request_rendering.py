@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from agentledger.activities.models import OpenAICompatibleClient, openai_compatible_profile
-from tests.providers import packets
-from tests.providers.chat_server import ChatServer
-from tests.providers.recorded import decision
+from bench.providers import packets
+from bench.providers.chat_server import ChatServer
+from bench.providers.recorded import decision
 
 
 def _send(server: ChatServer, packet_name: str, **settings: object) -> dict[str, object]:

@@ -21,8 +21,8 @@ from agentledger.activities.redaction import REDACTED, hold
 from agentledger.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.workorder import ModelOverride
-from tests.providers.chat_server import ECHO, ChatServer, Reply
-from tests.providers.runs import configured_harness, run_choosing
+from bench.providers.chat_server import ECHO, ChatServer, Reply
+from bench.providers.runs import configured_harness, run_choosing
 
 SECRET = "sk-scan-7e6d5c4b3a29180f"
 KEY_VAR = "SECRETS_TEST_PROVIDER_KEY"

@@ -12,7 +12,7 @@ from agentledger.devserver import DevServer
 from agentledger.domain.workorder import ModelOverride
 from agentledger.errors import RunStuck
 from agentledger.registry import get_pack
-from tests.providers.runs import configured_harness
+from bench.providers.runs import configured_harness
 from tests.workflows.test_refund_run import REQUEST
 
 pytestmark = pytest.mark.temporal

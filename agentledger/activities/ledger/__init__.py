@@ -5,6 +5,7 @@ contract suite in ``tests/contract`` runs against both.
 """
 
 from agentledger.activities.ledger._base import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_EVENT_BYTES
+from agentledger.activities.ledger._engine import build_engine
 from agentledger.activities.ledger._errors import (
     LedgerConflict,
     LedgerError,
@@ -36,5 +37,6 @@ __all__ = [
     "ReceiptRow",
     "RunRow",
     "RunStatus",
+    "build_engine",
     "upgrade",
 ]

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from agentledger.domain._model import Frozen
+from agentledger.domain import Frozen
 from agentledger.domain.elicitation import ElicitationRequest
 
 

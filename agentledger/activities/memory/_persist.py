@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import JsonValue
 from sqlalchemy import Connection, bindparam, delete, func, insert, or_, select, text, update
 
+from agentledger.activities._terms import aware, utc
 from agentledger.activities.memory._tables import (
     FTS_TABLE,
     NO_USER,
@@ -21,7 +22,6 @@ from agentledger.activities.memory._tables import (
     records,
     summaries,
 )
-from agentledger.activities.retrieval._terms import aware, utc
 from agentledger.domain.memory import MemoryEvent, MemoryRecord, Transition
 
 

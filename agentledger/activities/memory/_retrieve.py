@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, bindparam, select, text
 
 from agentledger.activities._sql import insert_missing, upsert
+from agentledger.activities._terms import aware, fts5_query, query_terms, tsquery, utc
 from agentledger.activities.memory import _persist as db
 from agentledger.activities.memory._tables import (
     FTS_TABLE,
@@ -26,7 +27,6 @@ from agentledger.activities.memory._tables import (
     records,
     summaries,
 )
-from agentledger.activities.retrieval._terms import aware, fts5_query, query_terms, tsquery, utc
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context import ContextItem
 from agentledger.domain.memory import (

@@ -13,11 +13,11 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, Engine, select, text
 
+from agentledger.activities._terms import utc
 from agentledger.activities.memory import _persist as db
 from agentledger.activities.memory import _retrieve as read
 from agentledger.activities.memory._retrieve import MemoryRetrieval
 from agentledger.activities.memory._tables import records
-from agentledger.activities.retrieval._terms import utc
 from agentledger.domain.context import ContextItem
 from agentledger.domain.memory import (
     Admission,

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
+from agentledger.activities._terms import query_terms
 from agentledger.activities.retrieval._loader import ALWAYS, add_markdown, ensure_documents
 from agentledger.activities.retrieval._markdown import ParsedDocument, ParsedPassage, parse_markdown
 from agentledger.activities.retrieval._model import (
@@ -23,7 +24,6 @@ from agentledger.activities.retrieval._model import (
 )
 from agentledger.activities.retrieval._store import SqlRetriever
 from agentledger.activities.retrieval._tables import install
-from agentledger.activities.retrieval._terms import query_terms
 from agentledger.domain.tools import EvidencePassage
 
 __all__ = [

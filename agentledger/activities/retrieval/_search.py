@@ -12,9 +12,9 @@ from datetime import datetime
 
 from sqlalchemy import Connection, DateTime, bindparam, text
 
+from agentledger.activities._terms import fts5_query, query_terms, tsquery, utc
 from agentledger.activities.retrieval._model import GLOBAL_TENANT, PassageHit
 from agentledger.activities.retrieval._tables import FTS_TABLE
-from agentledger.activities.retrieval._terms import fts5_query, query_terms, tsquery, utc
 
 _COLUMNS = (
     "p.source_id, p.document_id, p.revision, p.anchor, p.title, p.text, p.content_hash, p.tenant_id"

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from agentledger.activities._terms import aware, utc
 from agentledger.activities.retrieval import _search
 from agentledger.activities.retrieval._markdown import ParsedDocument
 from agentledger.activities.retrieval._model import (
@@ -28,7 +29,6 @@ from agentledger.activities.retrieval._model import (
     PolicyDocument,
 )
 from agentledger.activities.retrieval._tables import documents, passages
-from agentledger.activities.retrieval._terms import aware, utc
 
 
 def _natural(revision: str) -> tuple[tuple[int, int, str], ...]:

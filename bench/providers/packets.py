@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 from agentledger.domain.context import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, ContextPacket
-from tests.domain import context_fixtures as cf
+from bench import context_fixtures as cf
 
 
 @cache  # packets are frozen; building one counts tokens, which is worth doing once

@@ -1,7 +1,7 @@
 """``support_faulty``: the support pack with crash points, for the crash tests and bench.faults.
 
 Fault injection lives here, never in product code. A worker subprocess loads this pack with
-``AGENTLEDGER_PACKS=support_faulty=tests.crash.fault_pack:PACK``; the pack keeps the support
+``AGENTLEDGER_PACKS=support_faulty=bench.crash.fault_pack:PACK``; the pack keeps the support
 pack's contracts, profile and playbook, and only wraps a tool or the model so that the worker
 SIGKILLs itself at a named point:
 

@@ -26,7 +26,7 @@ from agentledger.domain.fold import project
 from agentledger.domain.principal import Principal
 from agentledger.packs.support import records
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, RunInput
-from tests.crash import fault_pack
+from bench.crash import fault_pack
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,7 +50,7 @@ class CrashSite:
             "AGENTLEDGER_DATABASE_URL": self.database_url,
             "AGENTLEDGER_TASK_QUEUE": self.task_queue,
             "AGENTLEDGER_DATA_DIR": str(self.work_dir),
-            "AGENTLEDGER_PACKS": f"{fault_pack.NAME}=tests.crash.fault_pack:PACK",
+            "AGENTLEDGER_PACKS": f"{fault_pack.NAME}=bench.crash.fault_pack:PACK",
             "FAULT_DIR": str(self.work_dir / "markers"),
             "FAULT_BARRIER": str(barrier),
             "FAULT_ACTION": action,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.providers.chat_server import Reply
+from bench.providers.chat_server import Reply
 
 
 def openai_completion(

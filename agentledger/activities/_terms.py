@@ -1,4 +1,4 @@
-"""Query text to search terms, the same way on both backends.
+"""Query text to search terms, the same way on both backends (policy retrieval and memory).
 
 Terms are OR-ed and ranked (bm25 / ts_rank), not AND-ed: a question rarely repeats every word of
 the clause that answers it. Only ``[a-z0-9]`` runs survive, so nothing a user types can reach the

@@ -31,7 +31,7 @@ from agentledger.packs import Pack
 from agentledger.registry import get_pack
 from agentledger.temporal_client import connect
 from agentledger.workflows import AgentRunWorkflow
-from tests._temporal import Harness
+from bench.harness import Harness
 
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 

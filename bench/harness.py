@@ -1,0 +1,48 @@
+"""A runtime, a client and a worker to drive support runs with: shared by tests and benchmarks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from temporalio.client import Client
+
+from agentledger import client_ops
+from agentledger.app import Runtime
+from agentledger.config import Settings
+from agentledger.domain.events import RunEvent
+from agentledger.domain.principal import Principal
+from agentledger.domain.state import WorkingState
+from agentledger.registry import get_pack
+
+
+@dataclass
+class Harness:
+    """A runtime, a client and an in-process worker on a private task queue."""
+
+    runtime: Runtime
+    client: Client
+    settings: Settings
+
+    def principal(self, user_id: str) -> Principal:
+        found = self.runtime.ledger.get_principal(user_id)
+        assert found is not None, user_id
+        return found
+
+    async def start(self, request: str, user: str = "usr_73") -> str:
+        work_order = get_pack("support").make_work_order(request, self.principal(user))
+        handle = await client_ops.start_run(self.client, self.settings.task_queue, work_order)
+        return handle.id
+
+    async def until_approval_or_end(self, run_id: str) -> WorkingState:
+        return await client_ops.wait_for(self.client, run_id, pending_approval=True)
+
+    async def finish(self, run_id: str) -> list[RunEvent]:
+        await self.client.get_workflow_handle(run_id).result()
+        return self.runtime.ledger.read(run_id)
+
+    async def decide(
+        self, run_id: str, approval_id: str, user: str, *, approve: bool = True, reason: str = ""
+    ) -> None:
+        await client_ops.decide(
+            self.client, run_id, approval_id, user, approve=approve, reason=reason
+        )
