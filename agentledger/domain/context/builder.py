@@ -9,7 +9,7 @@ lacks something the step requires.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
 
@@ -17,9 +17,10 @@ from pydantic import JsonValue
 
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context.budget import POOLS, TokenBudget
+from agentledger.domain.context.charges import conflict_tokens, fixed_tokens, visible, working_view
 from agentledger.domain.context.errors import InsufficientContext
 from agentledger.domain.context.generated import generated_items
-from agentledger.domain.context.items import ContextItem
+from agentledger.domain.context.items import ContextItem, Kind
 from agentledger.domain.context.packet import (
     OUTPUT_SCHEMAS,
     Conflict,
@@ -28,7 +29,7 @@ from agentledger.domain.context.packet import (
     ToolDefinition,
 )
 from agentledger.domain.context.profiles import StepProfile
-from agentledger.domain.context.render import PACKET_FORMAT, conflicts_text, fixed_text, state_text
+from agentledger.domain.context.render import PACKET_FORMAT
 from agentledger.domain.context.requirements import check_requirements, named_ids, required_ids_for
 from agentledger.domain.context.sections import SECTION_OF_KIND, SECTION_SPECS, Tally, fill
 from agentledger.domain.context.selection import (
@@ -39,19 +40,22 @@ from agentledger.domain.context.selection import (
     permitted,
     screen_reason,
 )
-from agentledger.domain.context.state_view import compact_view, state_view
 from agentledger.domain.context.tokens import TokenCounter, default_counter
 from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
 
 _NO_TOOLS: Mapping[str, ToolDefinition] = MappingProxyType({})
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Selection:
-    relevant: list[ContextItem] = field(default_factory=list)
-    indexed: list[ContextItem] = field(default_factory=list)
+    """The select stage's result: what the principal may see and what the step will read."""
+
+    allowed: list[ContextItem]
+    relevant: list[ContextItem]
+    named: set[str]
+    required_kinds: frozenset[Kind]
+    required: set[str]
 
 
 @dataclass(frozen=True)
@@ -85,39 +89,76 @@ def build_context(
         raise ValueError("now must be timezone-aware")
     budget = token_budget.with_sections(step.section_tokens)
     tally = Tally(counter or default_counter(), {p: budget.sections[p].tokens for p in POOLS})
+    selection = _select(step, principal, working_state, candidates, required_ids, now, tally)
+    compiled = _fill(step, working_state, selection, policy_version, tool_definitions, now, tally)
+    _check(step, selection, compiled, tally)
+    key = _cache_key(step, principal, compiled, policy_version, model_settings_digest)
+    denied = len(candidates) - len(selection.allowed)
+    return _assemble(step, policy_version, budget, compiled, tally, denied, key)
+
+
+def _select(
+    step: StepProfile,
+    principal: Principal,
+    state: WorkingState,
+    candidates: Sequence[ContextItem],
+    required_ids: Sequence[str],
+    now: datetime,
+    tally: Tally,
+) -> Selection:
+    """Permission first, then screening and relevance (generated items join the relevant), and
+    which of the relevant items the packet must include."""
     allowed = [c for c in candidates if permitted(c, principal)]
-    kinds = step.kinds_for(working_state)
+    kinds = step.kinds_for(state)
     relevance = Relevance(step.name, kinds, frozenset(step.index_kinds), frozenset(required_ids))
-    chosen = _select(allowed, relevance, now, tally)
-    relevant = chosen.relevant + generated_items(step, principal, chosen.indexed, now, tally)
-    tools = _visible(step.allowed_tools, tool_definitions)
-    proposable = _visible(step.proposable_actions, tool_definitions)
-    fixed = _fixed_tokens(step, policy_version, tools, proposable, tally)
-    required_kinds = step.required_kinds_for(working_state)
-    # Required items that share the working-state pool (the user's request) are reserved first:
-    # a long run's state view compacts to its latest receipts rather than crowd them out.
-    reserve = sum(
-        tally.tokens(i)
-        for i in relevant
-        if i.kind in required_kinds and SECTION_OF_KIND[i.kind].pool == "working_state"
-    )
-    view, view_tokens = _working_view(step, working_state, now, tally, reserve)
-    conflicts = find_conflicts(relevant, working_state)
-    conflict_tokens = _conflict_tokens(conflicts, tally)
+    relevant, indexed = _screen(allowed, relevance, now, tally)
+    relevant += generated_items(step, principal, indexed, now, tally)
     named = named_ids(allowed, relevance)
+    required_kinds = step.required_kinds_for(state)
     required = required_ids_for(relevant, named, required_kinds, tally.omissions)
-    sections = _fill_sections(relevant, required, tally, view_tokens)
-    check_requirements(sections, allowed, named, required_kinds, tally)
-    if tally.problems:
-        raise InsufficientContext(step.name, tuple(tally.problems))
+    return Selection(allowed, relevant, named, required_kinds, required)
+
+
+def _fill(
+    step: StepProfile,
+    state: WorkingState,
+    selection: Selection,
+    policy_version: str,
+    tool_definitions: Mapping[str, ToolDefinition],
+    now: datetime,
+    tally: Tally,
+) -> Compiled:
+    """Charge the fixed prefix, the state view and the conflicts, then fill the sections."""
+    tools = visible(step.allowed_tools, tool_definitions)
+    proposable = visible(step.proposable_actions, tool_definitions)
+    fixed = fixed_tokens(step, policy_version, tools, proposable, tally)
+    view, view_tokens = working_view(step, state, now, tally, _reserve(selection, tally))
+    conflicts = find_conflicts(selection.relevant, state)
+    conflict_size = conflict_tokens(conflicts, tally)
+    sections = _fill_sections(selection.relevant, selection.required, tally, view_tokens)
     section_tokens: dict[str, int] = {"fixed": fixed, **{s.name: s.tokens for s in sections}}
     if conflicts:
-        section_tokens["conflicts"] = conflict_tokens
-    compiled = Compiled(tools, proposable, view, tuple(conflicts), tuple(sections), section_tokens)
-    key = _cache_key(step, principal, compiled, policy_version, model_settings_digest)
-    return _assemble(
-        step, policy_version, budget, compiled, tally, len(candidates) - len(allowed), key
+        section_tokens["conflicts"] = conflict_size
+    return Compiled(tools, proposable, view, tuple(conflicts), tuple(sections), section_tokens)
+
+
+def _reserve(selection: Selection, tally: Tally) -> int:
+    """Required items that share the working-state pool (the user's request) are reserved first:
+    a long run's state view compacts to its latest receipts rather than crowd them out."""
+    return sum(
+        tally.tokens(i)
+        for i in selection.relevant
+        if i.kind in selection.required_kinds and SECTION_OF_KIND[i.kind].pool == "working_state"
     )
+
+
+def _check(step: StepProfile, selection: Selection, compiled: Compiled, tally: Tally) -> None:
+    """Raise rather than send a packet that lacks something the step requires."""
+    check_requirements(
+        compiled.sections, selection.allowed, selection.named, selection.required_kinds, tally
+    )
+    if tally.problems:
+        raise InsufficientContext(step.name, tuple(tally.problems))
 
 
 def _assemble(
@@ -155,78 +196,25 @@ def _assemble(
     return packet.model_copy(update={"packet_hash": packet.compute_hash()})
 
 
-def _select(
+def _screen(
     allowed: Sequence[ContextItem], relevance: Relevance, now: datetime, tally: Tally
-) -> Selection:
+) -> tuple[list[ContextItem], list[ContextItem]]:
+    """The relevant items (deduplicated) and the indexed-only ones; the rest are omitted."""
     latest = latest_revisions(allowed)
-    chosen = Selection()
+    relevant, indexed = list[ContextItem](), list[ContextItem]()
     for item in allowed:
         screened = screen_reason(item, now, latest)
         why = screened[0] if screened else relevance.reason(item)
         if why is None:
-            chosen.relevant.append(item)
+            relevant.append(item)
             continue
         tally.omit(item, why, screened[1] if screened else None)
         if why == "indexed_only":
-            chosen.indexed.append(item)
-    chosen.relevant, dropped = dedupe(chosen.relevant)
+            indexed.append(item)
+    relevant, dropped = dedupe(relevant)
     for item, kept_id in dropped:
         tally.omit(item, "duplicate", kept_id)
-    return chosen
-
-
-def _visible(
-    names: Sequence[str], definitions: Mapping[str, ToolDefinition]
-) -> tuple[ToolDefinition, ...]:
-    """Profile ∩ definitions: nothing in the candidates can add to this list."""
-    return tuple(definitions[n] for n in names if n in definitions and definitions[n].name == n)
-
-
-def _fixed_tokens(
-    step: StepProfile,
-    policy_version: str,
-    tools: Sequence[ToolDefinition],
-    proposable: Sequence[ToolDefinition],
-    tally: Tally,
-) -> int:
-    text = fixed_text(
-        step.name,
-        policy_version,
-        [t.model_dump(mode="json") for t in tools],
-        [t.model_dump(mode="json") for t in proposable],
-        OUTPUT_SCHEMAS[step.output_schema].model_dump(mode="json"),
-    )
-    size = tally.counter.count(text)
-    if not tally.charge("instructions", size):
-        tally.problem("tools_and_output_schema", "oversize", size)
-    return size
-
-
-def _working_view(
-    step: StepProfile, state: WorkingState, now: datetime, tally: Tally, reserve: int
-) -> tuple[dict[str, JsonValue], int]:
-    """The state view, compacted to the latest receipts only if the pool demands it."""
-    view = state_view(state, step.state_fields)
-    if step.inject_current_date:
-        view = {"current_date": f"{now.date().isoformat()} ({_WEEKDAYS[now.weekday()]})", **view}
-    size = 0
-    for keep_last in (None, 3, 0):
-        shown = view if keep_last is None else compact_view(view, keep_last)
-        size = tally.counter.count(state_text(shown))
-        if size + reserve <= tally.remaining["working_state"]:
-            tally.charge("working_state", size)
-            return shown, size
-    tally.problem("working_state", "oversize", size)
-    return view, size
-
-
-def _conflict_tokens(conflicts: Sequence[Conflict], tally: Tally) -> int:
-    if not conflicts:
-        return 0
-    size = tally.counter.count(conflicts_text([c.model_dump(mode="json") for c in conflicts]))
-    if not tally.charge("working_state", size):
-        tally.problem("conflicts", "oversize", size)
-    return size
+    return relevant, indexed
 
 
 def _fill_sections(
