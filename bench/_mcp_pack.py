@@ -18,12 +18,13 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from agentledger.activities.ports import ModelReply, ModelUsage
-from agentledger.domain.context import EXAMPLE_BUDGET, SUPPORT_STEP_PROFILES, ContextPacket
+from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile
 from agentledger.domain.mcp import McpConnectionContract, StdioTransport, contract_tool_name
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import Budget, WorkOrder
 from agentledger.packs import Pack
+from agentledger.packs.support.steps import SUPPORT_BUDGET, SUPPORT_STEP_PROFILES
 
 NAME = "mcp_everything"
 SERVER = "everything"
@@ -128,7 +129,7 @@ def build_pack(name: str = NAME, server: McpConnectionContract | None = None) ->
         model=ModelProfile(name="mcp_script", provider="mcp_script", model="script"),
         tool_grants=(),
         step_profiles=(_CHOOSE, _ANSWER),
-        token_budget=EXAMPLE_BUDGET,
+        token_budget=SUPPORT_BUDGET,
         policy_bundle="none",
         budgets=_BUDGET,
         mcp_servers=(server or connection(),),

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 
 from agentledger.activities.ports import ModelReply, ModelUsage, ToolCall, ToolOutput
 from agentledger.domain.canonical import sha256_hex
-from agentledger.domain.context import EXAMPLE_BUDGET, SUPPORT_STEP_PROFILES, ContextPacket
+from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import (
     AgentProfile,
     CompactionPolicy,
@@ -25,6 +25,7 @@ from agentledger.domain.principal import Principal
 from agentledger.domain.tools import EvidencePassage, ToolContract
 from agentledger.domain.workorder import Budget, WorkOrder
 from agentledger.packs import Pack
+from agentledger.packs.support.steps import SUPPORT_BUDGET, SUPPORT_STEP_PROFILES
 
 
 class NoopArgs(BaseModel):
@@ -118,7 +119,7 @@ def build_pack(
         model=ModelProfile(name="loop", provider="loop", model="loop", settings={"steps": steps}),
         tool_grants=(ToolGrant.of(NOOP, ["choose_next_action"]),),
         step_profiles=(_choose, _answer),
-        token_budget=EXAMPLE_BUDGET,
+        token_budget=SUPPORT_BUDGET,
         policy_bundle="none",
         budgets=Budget(steps=steps + 5, tool_calls=steps + 1, tokens=10**12),
         compaction=compaction or CompactionPolicy(),

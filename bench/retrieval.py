@@ -36,9 +36,8 @@ from agentledger.activities.memory import _persist as memdb
 from agentledger.activities.memory import _retrieve as memread
 from agentledger.activities.memory import install as install_memory
 from agentledger.activities.memory._tables import FTS_TABLE, records
-from agentledger.activities.retrieval import SqlRetriever, install, parse_markdown
+from agentledger.activities.retrieval import SqlRetriever, install, parse_markdown, query_terms
 from agentledger.activities.retrieval import _search as passage_search
-from agentledger.activities._terms import query_terms
 from agentledger.domain.memory import MemoryProposal, MemoryScope, admit
 from agentledger.domain.principal import Principal
 from bench.ledger import postgres_url, sqlite_url

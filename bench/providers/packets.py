@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from agentledger.domain.context import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, ContextPacket
+from agentledger.domain.context import ContextPacket
+from agentledger.packs.support.steps import CHOOSE_NEXT_ACTION, DRAFT_ANSWER
 from bench import context_fixtures as cf
 
 

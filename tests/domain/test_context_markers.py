@@ -15,11 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentledger.domain.canonical import sha256_hex
-from agentledger.domain.context import DRAFT_ANSWER, ContextPacket, render_packet
+from agentledger.domain.context import ContextPacket, render_packet
 from agentledger.domain.context.markers import marker_starts, neutralise
 from agentledger.domain.context.render import PACKET_FORMAT
 from agentledger.domain.state import UnresolvedError, WorkingState
 from agentledger.domain.tools import VerifiedFact
+from agentledger.packs.support.steps import DRAFT_ANSWER
 from bench.context_fixtures import NOW, OBSERVED, build, candidates, item, state_after
 
 OPEN, CLOSE, PREAMBLE_MENTION = '<data id="', "</data>\n", "<data> blocks"

@@ -7,9 +7,6 @@ import pytest
 from pydantic import ValidationError
 
 from agentledger.domain.context import (
-    CHOOSE_NEXT_ACTION,
-    DRAFT_ANSWER,
-    EXAMPLE_BUDGET,
     KIND_CATEGORY,
     ApproxTokenCounter,
     BpeTokenCounter,
@@ -21,6 +18,7 @@ from agentledger.domain.context import (
     state_view,
 )
 from agentledger.domain.context.sections import SECTION_OF_KIND, SECTION_SPECS
+from agentledger.packs.support.steps import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, SUPPORT_BUDGET
 from bench.context_fixtures import NOW, state_after, state_before
 
 
@@ -72,13 +70,13 @@ def test_calibration_moves_estimates_towards_reported_usage() -> None:
 
 
 def test_the_example_budget_keeps_the_application_limit_below_the_provider_limit() -> None:
-    assert EXAMPLE_BUDGET.usable == 11_000 < EXAMPLE_BUDGET.provider_limit
-    data = EXAMPLE_BUDGET.model_dump()
+    assert SUPPORT_BUDGET.usable == 11_000 < SUPPORT_BUDGET.provider_limit
+    data = SUPPORT_BUDGET.model_dump()
     with pytest.raises(ValidationError):
         TokenBudget.model_validate({**data, "provider_limit": 12_000})
     with pytest.raises(ValidationError):
-        EXAMPLE_BUDGET.with_sections({"evidence": 9_000})
-    assert EXAMPLE_BUDGET.with_sections({"evidence": 4_000}).sections["evidence"] == SectionBudget(
+        SUPPORT_BUDGET.with_sections({"evidence": 9_000})
+    assert SUPPORT_BUDGET.with_sections({"evidence": 4_000}).sections["evidence"] == SectionBudget(
         tokens=4_000, on_overflow="narrow_or_stop"
     )
 

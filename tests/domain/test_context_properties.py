@@ -10,8 +10,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentledger.domain.context import (
-    DRAFT_ANSWER,
-    EXAMPLE_BUDGET,
     POOLS,
     ContextItem,
     ContextPacket,
@@ -19,6 +17,7 @@ from agentledger.domain.context import (
     render_packet,
 )
 from agentledger.domain.context.sections import SECTION_OF_KIND
+from agentledger.packs.support.steps import DRAFT_ANSWER, SUPPORT_BUDGET
 from bench.context_fixtures import COUNTER, NOW, build, candidates, item, state_after
 
 WORDS = ["refund", "order", "late", "policy", "customer", "the", "within", "days", "42.50", "EUR"]
@@ -91,8 +90,8 @@ def test_token_estimates_stay_within_budget(items: list[ContextItem]) -> None:
     packet = packet_or_refusal(items)
     if not isinstance(packet, ContextPacket):
         return
-    assert packet.total_tokens <= EXAMPLE_BUDGET.usable
-    assert COUNTER.count(render_packet(packet)) <= EXAMPLE_BUDGET.application_limit
+    assert packet.total_tokens <= SUPPORT_BUDGET.usable
+    assert COUNTER.count(render_packet(packet)) <= SUPPORT_BUDGET.application_limit
     spent = dict.fromkeys(POOLS, 0)
     spent["instructions"] += packet.section_tokens["fixed"]
     spent["working_state"] += packet.section_tokens.get("conflicts", 0)
@@ -101,7 +100,7 @@ def test_token_estimates_stay_within_budget(items: list[ContextItem]) -> None:
         spent[pool] += section.tokens
         assert section.tokens >= sum(i.tokens for i in section.items)
     for pool in POOLS:
-        assert spent[pool] <= EXAMPLE_BUDGET.sections[pool].tokens
+        assert spent[pool] <= SUPPORT_BUDGET.sections[pool].tokens
 
 
 @SETTINGS

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from agentledger.domain.context import (
-    CHOOSE_NEXT_ACTION,
-    DRAFT_ANSWER,
-    ContextPacket,
-    cited_ids_present,
-    render_packet,
-)
+from agentledger.domain.context import ContextPacket, cited_ids_present, render_packet
+from agentledger.packs.support.steps import CHOOSE_NEXT_ACTION, DRAFT_ANSWER
 from bench.context_fixtures import (
     COUNTER,
     LANGUAGE_MEMORY,

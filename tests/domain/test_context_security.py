@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from agentledger.domain.context import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, ContextItem, render_packet
+from agentledger.domain.context import ContextItem, render_packet
 from agentledger.domain.principal import Principal
+from agentledger.packs.support.steps import CHOOSE_NEXT_ACTION, DRAFT_ANSWER
 from bench.context_fixtures import (
     CUSTOMER,
     INSTRUCTIONS,

@@ -6,15 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from agentledger.domain.context import (
-    CHOOSE_NEXT_ACTION,
-    CLASSIFY,
-    DRAFT_ANSWER,
-    EXAMPLE_BUDGET,
-    ContextItem,
-    InsufficientContext,
-)
+from agentledger.domain.context import ContextItem, InsufficientContext
 from agentledger.domain.state import CompletedAction
+from agentledger.packs.support.steps import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, SUPPORT_BUDGET
 from bench.context_fixtures import (
     INSTRUCTIONS,
     LANGUAGE_MEMORY,
@@ -34,7 +28,7 @@ def passage(item_id: str, text: str, **meta: object) -> ContextItem:
 
 def test_the_step_stops_when_the_user_request_is_missing() -> None:
     with pytest.raises(InsufficientContext) as refusal:
-        build(CLASSIFY, state_before(), list(INSTRUCTIONS))
+        build(CHOOSE_NEXT_ACTION, state_before(), list(INSTRUCTIONS))
     assert refusal.value.code == "insufficient_context"
     assert refusal.value.missing == ("kind:user_request",)
 
@@ -110,7 +104,7 @@ def test_optional_memory_is_removed_before_required_evidence() -> None:
     assert {o.item_id for o in dropped} == {"mem_0", "mem_1", "mem_2", "mem_3"}
     kept = [i.id for i in packet.items_of_kind("memory")]
     assert kept == sorted(kept, reverse=True)  # highest relevance survives
-    assert packet.section_tokens["reference"] <= EXAMPLE_BUDGET.sections["memory"].tokens
+    assert packet.section_tokens["reference"] <= SUPPORT_BUDGET.sections["memory"].tokens
 
 
 def test_optional_memory_never_stands_in_for_evidence_that_does_not_fit() -> None:

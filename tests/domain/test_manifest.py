@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentledger.domain.context import SUPPORT_STEP_PROFILES
 from agentledger.domain.manifest import AgentProfile, resolve_manifest
 from agentledger.packs.support import PACK
 from agentledger.packs.support.profile import SUPPORT_PROFILE
+from agentledger.packs.support.steps import SUPPORT_STEP_PROFILES
 
 INPUTS = {
     "attempt_id": "att-1",

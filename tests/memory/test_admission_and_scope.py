@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agentledger.activities.memory import MemoryStore
-from agentledger.domain.context import DRAFT_ANSWER
 from agentledger.domain.memory import as_context_item
+from agentledger.packs.support.steps import DRAFT_ANSWER
 from bench.context_fixtures import CUSTOMER, NOW, build, candidates, state_after
 from tests.memory.conftest import CURATOR, GLOBEX_USER, OTHER_CUSTOMER, proposal, remember
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentledger.activities.memory import DeletionReceipt, MemoryStore
-from agentledger.domain.context import CHOOSE_NEXT_ACTION, DRAFT_ANSWER
+from agentledger.packs.support.steps import CHOOSE_NEXT_ACTION, DRAFT_ANSWER
 from bench.context_fixtures import CUSTOMER, NOW, build, candidates, state_after
 from tests.memory.conftest import proposal, remember, scalar
 

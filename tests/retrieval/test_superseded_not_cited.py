@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from agentledger.activities.retrieval import SqlRetriever
-from agentledger.domain.context import DRAFT_ANSWER, cited_ids_present
+from agentledger.domain.context import cited_ids_present
 from agentledger.domain.state import EvidenceRef
+from agentledger.packs.support.steps import DRAFT_ANSWER
 from bench.context_fixtures import build, candidates, state_after
 from tests.retrieval.conftest import LATE, NOW, RETURNS, add_revision
 

@@ -5,7 +5,6 @@ argument; the only state is a token-count memo that cannot change a result.
 """
 
 from agentledger.domain.context.budget import (
-    EXAMPLE_BUDGET,
     POOLS,
     Overflow,
     Pool,
@@ -40,10 +39,6 @@ from agentledger.domain.context.packet import (
     cited_ids_present,
 )
 from agentledger.domain.context.profiles import (
-    CHOOSE_NEXT_ACTION,
-    CLASSIFY,
-    DRAFT_ANSWER,
-    SUPPORT_STEP_PROFILES,
     OutputSchemaName,
     RequirementRule,
     StepProfile,
@@ -61,15 +56,10 @@ from agentledger.domain.context.tokens import (
 from agentledger.domain.context.views import DistillationRecord, distill, model_view, user_view
 
 __all__ = [
-    "CHOOSE_NEXT_ACTION",
-    "CLASSIFY",
-    "DRAFT_ANSWER",
-    "EXAMPLE_BUDGET",
     "KIND_CATEGORY",
     "KIND_TRUST",
     "OUTPUT_SCHEMAS",
     "POOLS",
-    "SUPPORT_STEP_PROFILES",
     "TRUST_RANK",
     "ApproxTokenCounter",
     "BpeTokenCounter",

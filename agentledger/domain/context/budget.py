@@ -59,18 +59,3 @@ class TokenBudget(Frozen):
             for pool, s in self.sections.items()
         }
         return TokenBudget.model_validate({**self.model_dump(), "sections": sections})
-
-
-EXAMPLE_BUDGET = TokenBudget(
-    provider_limit=128_000,
-    application_limit=12_000,
-    safety_margin=1_000,
-    sections={
-        "instructions": SectionBudget(tokens=1_500, on_overflow="stop"),
-        "working_state": SectionBudget(tokens=1_500, on_overflow="compact"),
-        "evidence": SectionBudget(tokens=5_000, on_overflow="narrow_or_stop"),
-        "conversation": SectionBudget(tokens=2_000, on_overflow="drop_oldest"),
-        "memory": SectionBudget(tokens=1_000, on_overflow="drop_lowest_priority"),
-    },
-)
-"""Seed 000's hypothetical 12,000-token table: an example, not a default to trust blindly."""

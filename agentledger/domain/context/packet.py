@@ -174,14 +174,6 @@ _NEXT_ACTION = Annotated[CallTool | ProceedToAnswer, Field(discriminator="type")
 
 OUTPUT_SCHEMAS: Mapping[str, OutputSchema] = MappingProxyType(
     {
-        "classification": OutputSchema(
-            name="classification",
-            json_schema={
-                "type": "object",
-                "properties": {"label": {"type": "string"}, "confidence": {"type": "number"}},
-                "required": ["label"],
-            },
-        ),
         "next_action": OutputSchema(
             name="next_action", json_schema=_schema(TypeAdapter(_NEXT_ACTION))
         ),

@@ -1,4 +1,4 @@
-"""Step profiles: what each model step may see, call and propose — and the support pack's three.
+"""Step profiles: what each model step may see, call and propose (a pack declares its own).
 
 Each step does a different job, so each gets a different packet: a tool-selection step needs the
 verified ids and a few read tools, not the returns policy or the customer's language preference.
@@ -6,8 +6,6 @@ verified ids and a few read tools, not the returns policy or the customer's lang
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Literal
 
 from pydantic import Field, JsonValue
@@ -18,6 +16,8 @@ from agentledger.domain.context.items import Kind
 from agentledger.domain.context.state_view import StateField
 from agentledger.domain.state import WorkingState
 
+# "classification" is no step's schema any more; manifests recorded before its removal still name
+# it in a "classify" step nothing runs, so it stays readable (recorded histories replay).
 OutputSchemaName = Literal["classification", "next_action", "answer"]
 
 
@@ -72,67 +72,3 @@ class StepProfile(Frozen):
         """Every kind this step reads in full, given what the run already knows."""
         profile: set[Kind] = {"principal_profile"} if self.inject_principal_profile else set()
         return self.required_kinds_for(state) | set(self.optional_kinds) | profile
-
-
-CLASSIFY = StepProfile(
-    name="classify",
-    required_kinds=("instruction", "user_request"),
-    state_fields=("references",),
-    output_schema="classification",
-)
-
-CHOOSE_NEXT_ACTION = StepProfile(
-    name="choose_next_action",
-    required_kinds=("instruction", "user_request"),
-    optional_kinds=("record_index", "tool_result", "verified_fact"),
-    index_kinds=("policy_passage",),
-    state_fields=(
-        "references",
-        "verified_facts",
-        "completed_actions",
-        "pending_approvals",
-        "remaining_budget",
-        "rejected_options",
-        "unresolved_errors",
-    ),
-    allowed_tools=("get_order", "get_customer", "search_returns_policy"),
-    output_schema="next_action",
-)
-
-DRAFT_ANSWER = StepProfile(
-    name="draft_answer",
-    required_kinds=("instruction", "user_request"),
-    conditional_kinds=(
-        RequirementRule(
-            kind="policy_passage",
-            when_fact="order_status",
-            when_values=("delivered", "delivered_late", "in_transit"),
-        ),
-    ),
-    optional_kinds=(
-        "conversation_turn",
-        "memory",
-        "policy_passage",
-        "record_index",
-        "tool_result",
-        "unresolved_error",
-        "verified_fact",
-    ),
-    state_fields=(
-        "references",
-        "verified_facts",
-        "completed_actions",
-        "pending_approvals",
-        "unresolved_errors",
-        "proposed_action",
-        "rejected_options",
-    ),
-    proposable_actions=("create_refund", "send_customer_message"),
-    output_schema="answer",
-    inject_current_date=True,
-    inject_principal_profile=True,
-)
-
-SUPPORT_STEP_PROFILES: Mapping[str, StepProfile] = MappingProxyType(
-    {p.name: p for p in (CLASSIFY, CHOOSE_NEXT_ACTION, DRAFT_ANSWER)}
-)

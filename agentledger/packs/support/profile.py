@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agentledger.domain.context import EXAMPLE_BUDGET, SUPPORT_STEP_PROFILES
 from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile, ToolGrant
 from agentledger.domain.workorder import Budget
+from agentledger.packs.support.steps import SUPPORT_BUDGET, SUPPORT_STEP_PROFILES
 from agentledger.packs.support.tools import (
     CREATE_REFUND,
     GET_CUSTOMER,
@@ -50,7 +50,7 @@ SUPPORT_PROFILE = AgentProfile(
         ToolGrant.of(SEND_CUSTOMER_MESSAGE, ["draft_answer"]),
     ),
     step_profiles=tuple(SUPPORT_STEP_PROFILES.values()),
-    token_budget=EXAMPLE_BUDGET,
+    token_budget=SUPPORT_BUDGET,
     policy_bundle="support-policies",
     budgets=Budget(steps=12, tool_calls=6, tokens=60_000, wall_seconds=7 * 24 * 3600),
     evaluation_profile="support-refunds-e2e-v1",
