@@ -39,9 +39,6 @@ MOVES = (
     "use_grant",
     "refuse",
     "error",
-    "resolve",
-    "open_commitment",
-    "close_commitment",
     "charge",
     "memory",
     "compact",
@@ -73,8 +70,6 @@ class _Story:
     pending: dict[str, Any] = field(default_factory=dict)
     grants: list[Any] = field(default_factory=list)
     approvals_seen: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    commitments: list[str] = field(default_factory=list)
     counter: int = 0
 
     def new_id(self, prefix: str) -> str:
@@ -198,17 +193,12 @@ def _bookkeeping(draw: st.DrawFn, story: _Story, move: str) -> bool:
     s = story.s
     match move:
         case "error":
-            story.errors.append(story.new_id("err"))
             s.add(
-                ev.ErrorRecorded, error_id=story.errors[-1], code="tool_failed", message=draw(text)
+                ev.ErrorRecorded,
+                error_id=story.new_id("err"),
+                code="tool_failed",
+                message=draw(text),
             )
-        case "resolve" if story.errors:
-            s.add(ev.ErrorResolved, error_id=story.errors.pop(0), resolution=draw(text))
-        case "open_commitment":
-            story.commitments.append(story.new_id("cmt"))
-            s.add(ev.CommitmentOpened, commitment_id=story.commitments[-1], description=draw(text))
-        case "close_commitment" if story.commitments:
-            s.add(ev.CommitmentClosed, commitment_id=story.commitments.pop(), outcome="done")
         case "charge":
             s.add(ev.BudgetCharged, tokens=draw(st.integers(0, 4000)), reason="model call")
         case "memory":

@@ -53,7 +53,6 @@ def compact(
     recorded_at: datetime,
     manifest_hash: str,
     summary: str = "",
-    causation_id: str | None = None,
 ) -> HistoryCompacted:
     """The event that replaces events 1..state.last_seq with their exact typed facts.
 
@@ -70,7 +69,6 @@ def compact(
         seq=state.last_seq + 1,
         recorded_at=recorded_at,
         manifest_hash=manifest_hash,
-        causation_id=causation_id,
         through_seq=state.last_seq,
         facts=facts,
         facts_hash=state_hash(state),
@@ -81,7 +79,7 @@ def compact(
 def context_state(state: WorkingState, keep_last: int = 25) -> WorkingState:
     """The state a model step is sent: every current obligation, only the latest history.
 
-    Pending approvals, facts, errors and commitments are kept whole; long histories (receipts,
+    Pending approvals, facts and errors are kept whole; long histories (receipts,
     decisions, refusals, evidence) are cut to their latest entries, so the payload of a step
     stays flat however long the run grows. The full state stays in the workflow and the ledger.
     """

@@ -1,18 +1,18 @@
 """The run's event catalogue: typed, frozen, past-tense facts in one discriminated union.
 
-Every event shares one envelope (run id, sequence number, time, manifest hash, causation, schema
-version). The workflow is the only author of events; activities persist them. Older stored
-shapes are upgraded on read by ``domain.upcasting``.
+Every event shares one envelope (run id, sequence number, time, manifest hash, schema version).
+The workflow is the only author of events; activities persist them. Older stored shapes are
+upgraded on read by ``domain.upcasting``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, JsonValue, TypeAdapter
+from pydantic import Field, JsonValue, TypeAdapter, field_validator, model_validator
 
-from agentledger.domain._model import Frozen
+from agentledger.domain._model import Frozen, without_field
 from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer, ToolCallProposal
 from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.principal import Principal
@@ -27,8 +27,13 @@ class Envelope(Frozen):
     seq: int = Field(ge=1)
     recorded_at: datetime
     manifest_hash: str
-    causation_id: str | None = None
     schema_version: int = SCHEMA_VERSION
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_causation_id(cls, data: Any) -> Any:
+        """Events stored before ``causation_id`` was removed carry it (always null)."""
+        return without_field(data, "causation_id")
 
 
 class RunStarted(Envelope):
@@ -179,25 +184,6 @@ class ErrorRecorded(Envelope):
     operation_id: str | None = None
 
 
-class ErrorResolved(Envelope):
-    kind: Literal["error_resolved"] = "error_resolved"
-    error_id: str
-    resolution: str
-
-
-class CommitmentOpened(Envelope):
-    kind: Literal["commitment_opened"] = "commitment_opened"
-    commitment_id: str
-    description: str
-    due_at: datetime | None = None
-
-
-class CommitmentClosed(Envelope):
-    kind: Literal["commitment_closed"] = "commitment_closed"
-    commitment_id: str
-    outcome: str
-
-
 class BudgetCharged(Envelope):
     kind: Literal["budget_charged"] = "budget_charged"
     steps: int = 0
@@ -223,6 +209,12 @@ class HistoryCompacted(Envelope):
     facts_hash: str
     summary: str = ""
     summary_trust: Literal["model_summary"] = "model_summary"
+
+    @field_validator("facts", mode="before")
+    @classmethod
+    def _drop_open_commitments(cls, facts: Any) -> Any:
+        """Facts compacted before ``WorkingState.open_commitments`` was removed carry it, empty."""
+        return without_field(facts, "open_commitments")
 
 
 class MemoryProposed(Envelope):
@@ -251,9 +243,6 @@ RunEvent = Annotated[
     | ApprovalExpired
     | ApprovalAttemptRefused
     | ErrorRecorded
-    | ErrorResolved
-    | CommitmentOpened
-    | CommitmentClosed
     | BudgetCharged
     | HistoryCompacted
     | MemoryProposed,

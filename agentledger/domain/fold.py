@@ -24,13 +24,10 @@ from agentledger.domain.events import (
     ApprovalRejected,
     ApprovalRequested,
     BudgetCharged,
-    CommitmentClosed,
-    CommitmentOpened,
     ContextPacketBuilt,
     DecisionRecorded,
     DecisionRejected,
     ErrorRecorded,
-    ErrorResolved,
     EvidenceRecorded,
     HistoryCompacted,
     MemoryProposed,
@@ -51,7 +48,6 @@ from agentledger.domain.state import (
     EvidenceRef,
     InFlightCall,
     Observation,
-    OpenCommitment,
     PendingApproval,
     RejectedOption,
     UnresolvedError,
@@ -70,7 +66,6 @@ _DICT_FIELDS = (
     "source_versions",
     "pending_approvals",
     "approvals",
-    "open_commitments",
     "unresolved_errors",
 )
 
@@ -229,18 +224,6 @@ def _apply(d: _Draft, event: RunEvent) -> None:
                 message=event.message,
                 operation_id=event.operation_id,
             )
-        case ErrorResolved():
-            if f["unresolved_errors"].pop(event.error_id, None) is None:
-                raise InconsistentEvent(f"error {event.error_id} is not open")
-        case CommitmentOpened():
-            f["open_commitments"][event.commitment_id] = OpenCommitment.model_construct(
-                commitment_id=event.commitment_id,
-                description=event.description,
-                due_at=event.due_at,
-            )
-        case CommitmentClosed():
-            if f["open_commitments"].pop(event.commitment_id, None) is None:
-                raise InconsistentEvent(f"commitment {event.commitment_id} is not open")
         case HistoryCompacted():
             _apply_compaction(d, event)
         case RunCompleted():

@@ -7,11 +7,11 @@ summary could silently rewrite.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, model_validator
 
-from agentledger.domain._model import Frozen
+from agentledger.domain._model import Frozen, without_field
 from agentledger.domain.decisions import Answer, ToolCallProposal
 from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.tools import ReceiptStatus, ResourceRef, VerifiedFact
@@ -118,12 +118,6 @@ class ApprovalOutcome(Frozen):
     content: dict[str, JsonValue] | None = None
 
 
-class OpenCommitment(Frozen):
-    commitment_id: str
-    description: str
-    due_at: datetime | None
-
-
 class UnresolvedError(Frozen):
     error_id: str
     code: str
@@ -159,7 +153,6 @@ class WorkingState(Frozen):
     policy_version: str | None = None
     pending_approvals: dict[str, PendingApproval] = Field(default_factory=dict)
     approvals: dict[str, ApprovalOutcome] = Field(default_factory=dict)
-    open_commitments: dict[str, OpenCommitment] = Field(default_factory=dict)
     unresolved_errors: dict[str, UnresolvedError] = Field(default_factory=dict)
     budget: Budget = Field(default_factory=Budget)
     used: BudgetUsed = Field(default_factory=BudgetUsed)
@@ -167,6 +160,13 @@ class WorkingState(Frozen):
     last_answer: Answer | None = None
     last_packet_hash: str | None = None
     compacted_through_seq: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_open_commitments(cls, data: Any) -> Any:
+        """States recorded before ``open_commitments`` was removed carry it (nothing ever opened
+        one, so it is always empty): continuation inputs and compacted facts still read."""
+        return without_field(data, "open_commitments")
 
     @property
     def principal_id(self) -> str:

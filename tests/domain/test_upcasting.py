@@ -5,8 +5,17 @@ from __future__ import annotations
 import copy
 
 import pytest
+from pydantic import ValidationError
 
-from agentledger.domain.events import EVENT_ADAPTER, SCHEMA_VERSION, ApprovalGranted, RunFailed
+from agentledger.domain.events import (
+    EVENT_ADAPTER,
+    SCHEMA_VERSION,
+    ApprovalGranted,
+    HistoryCompacted,
+    RunFailed,
+)
+from agentledger.domain.fold import state_hash
+from agentledger.domain.state import WorkingState
 from agentledger.domain.upcasting import UnsupportedSchemaVersion, registered, upcast, upcaster
 
 ENVELOPE = {
@@ -101,3 +110,45 @@ def test_registering_the_same_step_twice_is_refused() -> None:
 def test_an_upcaster_cannot_target_the_current_version() -> None:
     with pytest.raises(ValueError, match="not below SCHEMA_VERSION"):
         upcaster("step_started", SCHEMA_VERSION)(lambda payload: payload)
+
+
+def test_an_event_stored_with_the_removed_causation_id_still_loads() -> None:
+    stored = {**ENVELOPE, "seq": 3, "kind": "step_started", "step": "classify"}
+
+    event = EVENT_ADAPTER.validate_python({**stored, "causation_id": None})
+
+    assert event == EVENT_ADAPTER.validate_python(stored)
+    assert "causation_id" not in event.model_dump()
+
+
+def test_other_unknown_envelope_fields_are_still_refused() -> None:
+    stored = {
+        **ENVELOPE,
+        "seq": 3,
+        "kind": "step_started",
+        "step": "classify",
+        "causatoin_id": None,
+    }
+
+    with pytest.raises(ValidationError, match="causatoin_id"):
+        EVENT_ADAPTER.validate_python(stored)
+
+
+def test_a_state_recorded_with_the_removed_open_commitments_still_loads() -> None:
+    recorded = WorkingState(run_id="run-1", last_seq=4).model_dump(mode="json")
+
+    state = WorkingState.model_validate({**recorded, "open_commitments": {}})
+
+    assert state == WorkingState.model_validate(recorded)
+    assert state_hash(state) == state_hash(WorkingState(run_id="run-1", last_seq=4))
+
+
+def test_compacted_facts_recorded_with_open_commitments_still_load() -> None:
+    facts = {**WorkingState(run_id="run-1", last_seq=4).model_dump(mode="json")}
+    stored = {**ENVELOPE, "seq": 5, "kind": "history_compacted", "through_seq": 4}
+    stored |= {"facts": {**facts, "open_commitments": {}}, "facts_hash": "sha256:" + "0" * 64}
+
+    event = EVENT_ADAPTER.validate_python(stored)
+
+    assert isinstance(event, HistoryCompacted)
+    assert event.facts == facts

@@ -24,14 +24,13 @@ StateField = Literal[
     "remaining_budget",
     "rejected_options",
     "unresolved_errors",
-    "open_commitments",
     "proposed_action",
     "source_versions",
 ]
 
 HISTORY_FIELDS: tuple[StateField, ...] = ("completed_actions", "rejected_options")
 """Fields that are history and may be collapsed to their latest entries when space is short.
-Pending approvals, errors, facts and commitments are current obligations and are never dropped."""
+Pending approvals, errors and facts are current obligations and are never dropped."""
 
 
 def iso(value: datetime | None) -> str | None:
@@ -108,13 +107,6 @@ def _unresolved_errors(state: WorkingState) -> JsonValue:
     ]
 
 
-def _open_commitments(state: WorkingState) -> JsonValue:
-    return [
-        {"commitment_id": c.commitment_id, "description": c.description, "due_at": iso(c.due_at)}
-        for _, c in sorted(state.open_commitments.items())
-    ]
-
-
 def _proposed_action(state: WorkingState) -> JsonValue:
     p = state.proposed_action
     return None if p is None else {"tool": p.tool, "arguments": p.arguments}
@@ -134,7 +126,6 @@ RENDERERS: Mapping[StateField, Callable[[WorkingState], JsonValue]] = MappingPro
         "remaining_budget": _remaining_budget,
         "rejected_options": _rejected_options,
         "unresolved_errors": _unresolved_errors,
-        "open_commitments": _open_commitments,
         "proposed_action": _proposed_action,
         "source_versions": _source_versions,
     }
