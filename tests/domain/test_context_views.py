@@ -1,17 +1,16 @@
-"""Model view vs user view of one tool result, and distillation at the tool boundary."""
+"""Model view vs user view of one tool result."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentledger.domain.canonical import canonical_json
-from agentledger.domain.context import distill, model_view, user_view
+from agentledger.domain.context import model_view, user_view
 from agentledger.domain.tools import ModelView
-from bench.context_fixtures import COUNTER, NOW
+from bench.context_fixtures import COUNTER
 
 SEARCH = ModelView(
     mode="slim",
@@ -118,25 +117,3 @@ def test_the_default_contract_template_still_renders() -> None:
         {"order_id": "ord_4821", "status": "delivered_late"}, "{tool}: {status}", tool="get_order"
     )
     assert line.startswith("get_order: delivered_late | ")
-
-
-def test_a_distillation_record_binds_conclusions_to_their_inputs() -> None:
-    passes: list[dict[str, Any]] = [
-        {"pass": name, "snippets": ["long text " * 50]} for name in ("Zheduo", "Haizi")
-    ]
-    record = distill(
-        passes,
-        ["Zheduo: passable in October.", "Haizi: check snow closures."],
-        tool="verify_routes",
-        distiller="summary-model-v1",
-        counter=COUNTER,
-    )
-    assert len(record.input_hashes) == 2 and record.output_tokens < record.input_tokens
-    item = record.to_item("distilled:1", NOW, "acme")
-    assert item.trust_level == "model_summary" and item.kind == "tool_result"
-    assert item.content == {"conclusions": list(record.conclusions), "record": record.record_hash}
-
-
-def test_a_distillation_without_conclusions_is_refused() -> None:
-    with pytest.raises(ValueError):
-        distill([{"a": 1}], [" "], tool="t", distiller="d", counter=COUNTER)

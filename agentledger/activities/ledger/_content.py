@@ -67,9 +67,6 @@ class ContentStore(LedgerBase):
         }
         self._put(tool_outputs, row, body, f"tool output {output_hash} of {tool}")
 
-    def get_tool_output(self, output_hash: str) -> Any | None:
-        return self._get(tool_outputs, tool_outputs.c.output_hash, output_hash)
-
     def put_principal(self, principal: Principal) -> None:
         row = {
             "user_id": principal.user_id,

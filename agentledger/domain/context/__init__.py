@@ -53,7 +53,7 @@ from agentledger.domain.context.tokens import (
     default_counter,
     model_counter,
 )
-from agentledger.domain.context.views import DistillationRecord, distill, model_view, user_view
+from agentledger.domain.context.views import model_view, user_view
 
 __all__ = [
     "KIND_CATEGORY",
@@ -67,7 +67,6 @@ __all__ = [
     "Conflict",
     "ContextItem",
     "ContextPacket",
-    "DistillationRecord",
     "InsufficientContext",
     "Kind",
     "Lifecycle",
@@ -96,7 +95,6 @@ __all__ = [
     "cited_ids_present",
     "counter_for_encoding",
     "default_counter",
-    "distill",
     "model_counter",
     "model_view",
     "render_packet",

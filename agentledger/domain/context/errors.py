@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import JsonValue
-
 from agentledger.domain._model import Frozen
 from agentledger.domain.errors import DomainError
 
@@ -50,11 +48,3 @@ class InsufficientContext(DomainError):
     @property
     def oversize(self) -> tuple[str, ...]:
         return self.named("oversize")
-
-    def to_data(self) -> dict[str, JsonValue]:
-        """``kind``-tagged data, so the failure crosses an activity boundary intact."""
-        return {
-            "kind": self.code,
-            "step": self.step,
-            "problems": [p.model_dump(mode="json") for p in self.problems],
-        }

@@ -7,15 +7,11 @@ truncated; an item is either kept with all of them or dropped whole (and the dro
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from agentledger.domain._model import Frozen
-from agentledger.domain.canonical import canonical_json, sha256_hex
-from agentledger.domain.context.items import ContextItem
-from agentledger.domain.context.tokens import TokenCounter, default_counter
+from agentledger.domain.canonical import canonical_json
 from agentledger.domain.tools import ModelView
 
 _ELLIPSIS = " …"
@@ -95,56 +91,3 @@ def user_view(result: Mapping[str, JsonValue], template: str, **fields: JsonValu
     if "{full}" not in template:
         line = f"{line} | {full}"
     return " ".join(line.split())
-
-
-class DistillationRecord(Frozen):
-    """Conclusions written at the tool boundary, bound to the exact inputs they came from.
-
-    The conclusions are a model's summary, so they enter context as ``model_summary``: useful,
-    never authority, and always traceable to ``input_hashes`` in the ledger.
-    """
-
-    tool: str
-    distiller: str
-    input_hashes: tuple[str, ...]
-    conclusions: tuple[str, ...]
-    input_tokens: int
-    output_tokens: int
-    record_hash: str
-
-    def to_item(self, item_id: str, created_at: datetime, tenant_id: str | None) -> ContextItem:
-        return ContextItem.make(
-            id=item_id,
-            kind="tool_result",
-            content={"conclusions": [*self.conclusions], "record": self.record_hash},
-            source=f"distill:{self.tool}",
-            trust_level="model_summary",
-            created_at=created_at,
-            tenant_id=tenant_id,
-            title=f"{self.tool} (distilled)",
-        )
-
-
-def distill(
-    results: Sequence[Mapping[str, JsonValue]],
-    conclusions: Sequence[str],
-    *,
-    tool: str,
-    distiller: str,
-    counter: TokenCounter | None = None,
-) -> DistillationRecord:
-    """Record a distillation done elsewhere (a model call in an activity); this side is pure."""
-    if not results or not conclusions or any(not c.strip() for c in conclusions):
-        raise ValueError("a distillation needs inputs and non-empty conclusions")
-    count = (counter or default_counter()).count
-    hashes = tuple(sha256_hex(dict(r)) for r in results)
-    body = {"tool": tool, "distiller": distiller, "inputs": hashes, "conclusions": [*conclusions]}
-    return DistillationRecord(
-        tool=tool,
-        distiller=distiller,
-        input_hashes=hashes,
-        conclusions=tuple(conclusions),
-        input_tokens=sum(count(canonical_json(dict(r)).decode()) for r in results),
-        output_tokens=sum(count(c) for c in conclusions),
-        record_hash=sha256_hex(body),
-    )
