@@ -9,10 +9,12 @@ errors mean the inputs themselves are inconsistent::
      │    ├── OutOfOrderEvent      its seq is not the next one
      │    ├── EventAfterEnd        the run already completed or failed
      │    └── InconsistentEvent    it contradicts the state (unknown approval, digest mismatch)
-     └── ManifestError             a profile cannot be resolved into a manifest
+     ├── ManifestError             a profile cannot be resolved into a manifest
+     ├── UnsupportedSchemaVersion  a stored event is newer than this build (domain.upcasting)
+     ├── CompactionNotAllowed      compaction asked for mid-operation (domain.compaction)
+     └── InsufficientContext       a step's required context is missing (domain.context)
 
-``domain.context.InsufficientContext`` (the context compiler's refusal) also derives from
-DomainError.
+The last three live beside the code that raises them; every one carries a stable ``code``.
 """
 
 from __future__ import annotations
