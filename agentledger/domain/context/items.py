@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict, Unpack
 
 from pydantic import AwareDatetime, JsonValue, model_validator
 
@@ -94,6 +94,29 @@ TRUST_RANK: Mapping[TrustLevel, int] = MappingProxyType(
 PUBLISHED: frozenset[Lifecycle | None] = frozenset({"published", None})
 
 
+class ItemFields(TypedDict):
+    """The keywords ``ContextItem.make`` takes besides ``content_hash``: the first six are required,
+    the rest default as on the model."""
+
+    id: str
+    kind: Kind
+    content: JsonValue
+    source: str
+    trust_level: TrustLevel
+    created_at: datetime
+    expires_at: NotRequired[datetime | None]
+    required_for_step: NotRequired[tuple[str, ...]]
+    revision: NotRequired[str | None]
+    sensitivity: NotRequired[Sensitivity]
+    tenant_id: NotRequired[str | None]
+    permission_scope: NotRequired[str | None]
+    title: NotRequired[str]
+    lifecycle_state: NotRequired[Lifecycle | None]
+    relevance: NotRequired[float]
+    superseded_by: NotRequired[str | None]
+    claim_key: NotRequired[str | None]
+
+
 class ContextItem(Frozen):
     """One candidate for a model call. ``content_hash`` is derived from ``content`` when absent.
 
@@ -133,46 +156,6 @@ class ContextItem(Frozen):
         return KIND_CATEGORY[self.kind]
 
     @classmethod
-    def make(
-        cls,
-        *,
-        id: str,
-        kind: Kind,
-        content: JsonValue,
-        source: str,
-        trust_level: TrustLevel,
-        created_at: datetime,
-        expires_at: datetime | None = None,
-        required_for_step: tuple[str, ...] = (),
-        revision: str | None = None,
-        content_hash: str | None = None,
-        sensitivity: Sensitivity = "internal",
-        tenant_id: str | None = None,
-        permission_scope: str | None = None,
-        title: str = "",
-        lifecycle_state: Lifecycle | None = None,
-        relevance: float = 0.0,
-        superseded_by: str | None = None,
-        claim_key: str | None = None,
-    ) -> ContextItem:
+    def make(cls, *, content_hash: str | None = None, **fields: Unpack[ItemFields]) -> ContextItem:
         """Build an item; ``content`` is hashed with the canonical digest unless a hash is given."""
-        return cls(
-            id=id,
-            kind=kind,
-            content=content,
-            source=source,
-            trust_level=trust_level,
-            created_at=created_at,
-            expires_at=expires_at,
-            required_for_step=required_for_step,
-            revision=revision,
-            content_hash=content_hash or sha256_hex(content),
-            sensitivity=sensitivity,
-            tenant_id=tenant_id,
-            permission_scope=permission_scope,
-            title=title,
-            lifecycle_state=lifecycle_state,
-            relevance=relevance,
-            superseded_by=superseded_by,
-            claim_key=claim_key,
-        )
+        return cls(**fields, content_hash=content_hash or sha256_hex(fields["content"]))
