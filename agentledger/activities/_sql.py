@@ -1,14 +1,59 @@
-"""SQL helpers shared by every store (ledger, memory, retrieval): one spelling of an upsert."""
+"""SQL helpers shared by every store (ledger, memory, retrieval): the store base, one spelling of
+an upsert, and schema installs serialised across workers."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import MetaData, Table, text
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
+
+WRITE_OPTIONS: Mapping[str, Any] = {"ledger_write": True}
+"""Execution options of a write: on SQLite the engine then begins ``IMMEDIATE`` (taking the write
+lock up front), see ``activities.ledger.build_engine``."""
+
+
+class SqlStore:
+    """A store over the ledger's engine: reads on the engine, writes through ``_writer``."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._writer = engine.execution_options(**WRITE_OPTIONS)
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+
+@contextmanager
+def schema_transaction(engine: Engine, lock_key: int) -> Iterator[Connection]:
+    """One write transaction for a schema change, holding on PostgreSQL the advisory lock
+    ``lock_key`` (any fixed 64-bit number, one per schema).
+
+    Concurrent workers installing the same schema queue on the lock; the DDL is transactional, so
+    the later ones find the schema finished and have nothing to do. SQLite serialises writers.
+    """
+    with engine.connect() as conn:
+        conn = conn.execution_options(**WRITE_OPTIONS)
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key})
+            yield conn
+
+
+def install_schema(
+    engine: Engine, metadata: MetaData, lock_key: int, ddl: Mapping[str, Sequence[str]]
+) -> None:
+    """Create ``metadata``'s missing tables, then run ``ddl[dialect name]`` (statements that must
+    be idempotent, such as ``CREATE ... IF NOT EXISTS``); safe from several processes at once."""
+    with schema_transaction(engine, lock_key) as conn:
+        metadata.create_all(conn)
+        for statement in ddl.get(conn.dialect.name, ()):
+            conn.execute(text(statement))
 
 
 def insert_for(dialect_name: str, table: Table) -> Any:

@@ -7,7 +7,8 @@ from contextlib import contextmanager
 
 from sqlalchemy import Connection, Engine
 
-from agentledger.activities.ledger._engine import WRITE_OPTIONS, translate_unavailable
+from agentledger.activities._sql import SqlStore
+from agentledger.activities.ledger._engine import translate_unavailable
 
 DEFAULT_MAX_EVENT_BYTES = 256 * 1024
 """Events travel through Temporal payloads (2 MB hard limit); large content goes by hash."""
@@ -16,16 +17,11 @@ DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 """Packets and full tool outputs are stored by hash, outside workflow history."""
 
 
-class LedgerBase:
+class LedgerBase(SqlStore):
     def __init__(self, engine: Engine, *, max_event_bytes: int, max_body_bytes: int) -> None:
-        self._engine = engine
-        self._writer = engine.execution_options(**WRITE_OPTIONS)
+        super().__init__(engine)
         self.max_event_bytes = max_event_bytes
         self.max_body_bytes = max_body_bytes
-
-    @property
-    def engine(self) -> Engine:
-        return self._engine
 
     @contextmanager
     def _reading(self) -> Iterator[Connection]:

@@ -23,7 +23,6 @@ from agentledger.activities.ledger._errors import LedgerUnavailable
 
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 POSTGRES_CONNECT_TIMEOUT_S = 5
-WRITE_OPTIONS = {"ledger_write": True}
 _SYNCHRONOUS = frozenset({"OFF", "NORMAL", "FULL", "EXTRA"})
 
 

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
+
+from agentledger.activities._sql import schema_transaction
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 VERSION_TABLE = "ledger_alembic_version"
@@ -25,14 +27,10 @@ def alembic_config() -> Config:
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the schema to ``revision`` in one transaction.
 
-    On PostgreSQL an advisory lock serialises concurrent workers; the DDL is transactional, so
-    the loser sees the finished schema and has nothing to do. SQLite serialises writers anyway.
+    Concurrent workers run one after another (``schema_transaction``), so the later ones see
+    the finished schema and have nothing to do.
     """
     config = alembic_config()
-    with engine.connect() as conn:
-        conn = conn.execution_options(ledger_write=True)
-        with conn.begin():
-            if conn.dialect.name == "postgresql":
-                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
-            config.attributes["connection"] = conn
-            command.upgrade(config, revision)
+    with schema_transaction(engine, _PG_LOCK_KEY) as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Connection, Engine, select, text
+from sqlalchemy import Connection, select, text
 
+from agentledger.activities._sql import SqlStore
 from agentledger.activities._terms import utc
 from agentledger.activities.memory import _persist as db
 from agentledger.activities.memory import _retrieve as read
@@ -56,16 +57,8 @@ class MemoryNotFound(LookupError):
     pass
 
 
-class MemoryStore:
+class MemoryStore(SqlStore):
     """Open one per process over the ledger's engine; call ``install`` once at start."""
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-        self._writer = engine.execution_options(ledger_write=True)
-
-    @property
-    def engine(self) -> Engine:
-        return self._engine
 
     # ------------------------------------------------------------- writing
     def propose(self, proposal: MemoryProposal, actor: Principal, now: datetime) -> Admission:

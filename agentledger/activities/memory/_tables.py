@@ -19,8 +19,9 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    text,
 )
+
+from agentledger.activities._sql import install_schema
 
 metadata = MetaData()
 NO_USER = ""
@@ -99,12 +100,6 @@ _PG_LOCK_KEY = 0x4D45_4D4F_5259  # "MEMORY"
 
 def install(engine: Engine) -> None:
     """Create the tables and the full-text index if missing; safe from several processes."""
-    with engine.connect() as conn:
-        conn = conn.execution_options(ledger_write=True)
-        with conn.begin():
-            postgres = conn.dialect.name == "postgresql"
-            if postgres:
-                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
-            metadata.create_all(conn)
-            for statement in _POSTGRES_DDL if postgres else _SQLITE_DDL:
-                conn.execute(text(statement))
+    install_schema(
+        engine, metadata, _PG_LOCK_KEY, {"postgresql": _POSTGRES_DDL, "sqlite": _SQLITE_DDL}
+    )

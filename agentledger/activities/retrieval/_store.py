@@ -14,9 +14,10 @@ import re
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from agentledger.activities._sql import SqlStore
 from agentledger.activities._terms import aware, utc
 from agentledger.activities.retrieval import _search
 from agentledger.activities.retrieval._markdown import ParsedDocument
@@ -37,16 +38,8 @@ def _natural(revision: str) -> tuple[tuple[int, int, str], ...]:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
 
 
-class SqlRetriever:
+class SqlRetriever(SqlStore):
     """The ``Retriever`` port plus the document operations behind ``agentledger docs``."""
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-        self._writer = engine.execution_options(ledger_write=True)
-
-    @property
-    def engine(self) -> Engine:
-        return self._engine
 
     # ---------------------------------------------------------------- the port
     def search(
