@@ -1,13 +1,7 @@
 """Temporal orchestration: the run loop, approvals over updates, timers and queries."""
 
-from agentledger.workflows.agent_run import (
-    AgentRunWorkflow,
-    ApprovalDecision,
-    ApprovalResult,
-    Continuation,
-    RunInput,
-    RunOutcome,
-)
+from agentledger.workflows._approvals import ApprovalDecision, ApprovalResult
+from agentledger.workflows.agent_run import AgentRunWorkflow, Continuation, RunInput, RunOutcome
 
 __all__ = [
     "AgentRunWorkflow",
