@@ -1,4 +1,5 @@
-"""A scratch PostgreSQL database for one benchmark run, dropped afterwards."""
+"""Scratch PostgreSQL databases, dropped afterwards: one per benchmark run, one per test (the
+test suite's ``postgres_database`` fixture uses ``scratch_database`` too)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from sqlalchemy.engine import URL, make_url
 DEFAULT_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
-def _conninfo(url: URL) -> str:
+def conninfo(url: URL) -> str:
+    """libpq's connection string for a SQLAlchemy ``url``."""
     return psycopg.conninfo.make_conninfo(
         host=url.host or "127.0.0.1",
         port=url.port or 5432,
@@ -25,6 +27,21 @@ def _conninfo(url: URL) -> str:
 
 
 @contextmanager
+def scratch_database(admin: URL, prefix: str) -> Iterator[str]:
+    """A fresh, empty database on ``admin``'s server, dropped (even with open connections) after."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(conninfo(admin), autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield admin.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(conninfo(admin), autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@contextmanager
 def postgres_database(admin_url: str | None) -> Iterator[str | None]:
     """A fresh database on ``admin_url`` (default: the local server); None for SQLite, or when
     no PostgreSQL answers and none was asked for."""
@@ -33,20 +50,12 @@ def postgres_database(admin_url: str | None) -> Iterator[str | None]:
         return
     admin = make_url(admin_url or DEFAULT_ADMIN_URL)
     try:
-        conn = psycopg.connect(_conninfo(admin), autocommit=True)
+        psycopg.connect(conninfo(admin), autocommit=True).close()
     except psycopg.Error as exc:
         if admin_url:
             raise
         print(f"· no PostgreSQL at {admin.render_as_string()} ({exc}); using SQLite")
         yield None
         return
-    name = f"agentledger_faults_{uuid.uuid4().hex[:10]}"
-    with conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield admin.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(_conninfo(admin), autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+    with scratch_database(admin, "agentledger_faults") as url:
+        yield url

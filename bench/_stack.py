@@ -1,4 +1,5 @@
-"""A private embedded stack for benchmarks: dev server (speed flags), SQLite ledger, worker."""
+"""The embedded stack that benchmarks and tests both run on: a dev server on a free port, a
+seeded runtime over one database, and a client (tests import these; bench never imports tests)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,16 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
-
-from temporalio.client import Client
 
 from agentledger.app import Runtime
 from agentledger.config import Settings
-from agentledger.devserver import ensure_dev_server, stop_dev_server
+from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
 from agentledger.temporal_client import connect
+from bench.harness import Harness
 
-
-@dataclass
-class Stack:
-    settings: Settings
-    client: Client
-    runtime: Runtime
+Stack = Harness
+"""The runtime, client and settings of one stack (the benchmarks' name for a ``Harness``)."""
 
 
 def free_port() -> int:
@@ -31,20 +26,35 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def start_dev_server(data_dir: Path) -> DevServer:
+    """A headless dev server persisting in ``data_dir``, on a free port; stop it with
+    ``agentledger.devserver.stop_dev_server(data_dir)``."""
+    return ensure_dev_server(data_dir, port=free_port(), ui_port=None)
+
+
+async def open_stack(
+    data_dir: Path, temporal_address: str, database_url: str | None, task_queue: str
+) -> Harness:
+    """A seeded runtime and a client on ``task_queue`` (no worker yet: ``runtime.worker``)."""
+    settings = Settings(
+        data_dir=data_dir,
+        database_url=database_url,
+        temporal_address=temporal_address,
+        task_queue=task_queue,
+    )
+    runtime = Runtime.open(settings)
+    runtime.seed()
+    return Harness(runtime, await connect(settings), settings)
+
+
 @asynccontextmanager
 async def embedded_stack(database_url: str | None = None) -> AsyncIterator[Stack]:
+    """A private stack in a temporary directory, its dev server stopped afterwards."""
     with tempfile.TemporaryDirectory(prefix="agentledger-bench-") as tmp:
         data_dir = Path(tmp)
-        server = ensure_dev_server(data_dir, port=free_port(), ui_port=None)
+        server = start_dev_server(data_dir)
         try:
-            settings = Settings(
-                data_dir=data_dir,
-                database_url=database_url,
-                temporal_address=server.address,
-                task_queue=f"bench-{uuid.uuid4().hex[:8]}",
-            )
-            runtime = Runtime.open(settings)
-            runtime.seed()
-            yield Stack(settings, await connect(settings), runtime)
+            queue = f"bench-{uuid.uuid4().hex[:8]}"
+            yield await open_stack(data_dir, server.address, database_url, queue)
         finally:
             stop_dev_server(data_dir)

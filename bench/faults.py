@@ -32,11 +32,11 @@ from temporalio.client import Client
 from agentledger.activities.ledger import Ledger
 from agentledger.app import Runtime
 from agentledger.config import Settings
-from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
+from agentledger.devserver import DevServer, stop_dev_server
 from agentledger.domain.principal import Principal
 from agentledger.temporal_client import connect
 from bench._faultdb import postgres_database
-from bench._stack import free_port
+from bench._stack import start_dev_server
 from bench.crash import crashkit, fault_pack, outages
 from bench.crash.crashkit import CrashSite, RunCheck, WorkerProcess
 
@@ -196,7 +196,7 @@ def _print(rows: list[dict[str, object]]) -> None:
 async def main(runs: int, database_url: str | None, only: set[str] | None) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="agentledger-faults-") as tmp:
         data_dir = Path(tmp)
-        server = ensure_dev_server(data_dir / "temporal", port=free_port(), ui_port=None)
+        server = start_dev_server(data_dir / "temporal")
         try:
             with postgres_database(database_url) as url:
                 return await _all_points(data_dir, server, url or "", runs, only)

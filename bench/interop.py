@@ -26,12 +26,12 @@ from temporalio.exceptions import ApplicationError
 from agentledger.activities.models import MALFORMED, OpenAICompatibleClient, model_clients
 from agentledger.activities.models import openai_compatible_profile as profile_for
 from agentledger.activities.ports import ModelReply
-from agentledger.devserver import ensure_dev_server, stop_dev_server
+from agentledger.devserver import stop_dev_server
 from agentledger.domain import events as ev
 from agentledger.domain.decisions import Decision
 from agentledger.domain.workorder import Budget
 from bench._interop_mcp import mcp_cases
-from bench._stack import free_port
+from bench._stack import start_dev_server
 from bench.providers import packets
 from bench.providers.chat_server import ChatServer, Reply
 from bench.providers.llama_peer import LlamaPeer
@@ -128,7 +128,7 @@ def llama_cases(peer: LlamaPeer, report: Callable[..., None]) -> None:
 async def llama_run(peer: LlamaPeer, report: Callable[..., None]) -> None:
     with tempfile.TemporaryDirectory(prefix="agentledger-interop-") as tmp:
         data_dir = Path(tmp)
-        server = ensure_dev_server(data_dir / "temporal", port=free_port(), ui_port=None)
+        server = start_dev_server(data_dir / "temporal")
         try:
             async with provider_harness(server, data_dir, peer.profile(), model_clients()) as h:
                 started = time.perf_counter()

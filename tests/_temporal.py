@@ -12,11 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.app import Runtime
-from agentledger.config import Settings
-from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
-from agentledger.temporal_client import connect
-from bench._stack import free_port
+from agentledger.devserver import DevServer, stop_dev_server
+from bench._stack import open_stack, start_dev_server
 from bench.harness import Harness
 
 __all__ = ["Harness", "harness", "temporal_server"]
@@ -25,7 +22,7 @@ __all__ = ["Harness", "harness", "temporal_server"]
 @pytest.fixture(scope="session")
 def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     data_dir = tmp_path_factory.mktemp("temporal")
-    server = ensure_dev_server(data_dir, port=free_port(), ui_port=None)
+    server = start_dev_server(data_dir)
     yield server
     stop_dev_server(data_dir)
 
@@ -34,15 +31,8 @@ def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevSer
 async def harness(
     temporal_server: DevServer, database_url: str, tmp_path: Path
 ) -> AsyncIterator[Harness]:
-    settings = Settings(
-        data_dir=tmp_path,
-        database_url=database_url,
-        temporal_address=temporal_server.address,
-        task_queue=f"test-{uuid.uuid4().hex[:10]}",
-    )
-    runtime = Runtime.open(settings)
-    runtime.seed()
-    client = await connect(settings)
-    async with runtime.worker(client):
-        yield Harness(runtime, client, settings)
-    runtime.ledger.engine.dispose()
+    queue = f"test-{uuid.uuid4().hex[:10]}"
+    stack = await open_stack(tmp_path, temporal_server.address, database_url, queue)
+    async with stack.runtime.worker(stack.client):
+        yield stack
+    stack.runtime.ledger.engine.dispose()

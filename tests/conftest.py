@@ -11,41 +11,28 @@ from __future__ import annotations
 # broken database can never turn a CI run green by skipping.
 # ===============================================================================================
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
-from psycopg import sql
 from sqlalchemy.engine import URL, make_url
 
 from agentledger.activities.ledger import Ledger
+from bench._faultdb import DEFAULT_ADMIN_URL, conninfo, scratch_database
 
-DEFAULT_TEST_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 _FALLBACK_USERS = ("postgres", "root")
-
-
-def _libpq_conninfo(url: URL) -> str:
-    return psycopg.conninfo.make_conninfo(
-        host=url.host or "127.0.0.1",
-        port=url.port or 5432,
-        user=url.username,
-        password=url.password,
-        dbname=url.database or "postgres",
-        connect_timeout=3,
-    )
 
 
 def _find_postgres() -> tuple[URL | None, str]:
     """An admin URL that answers, or None and the reason (naming the URL, never a password)."""
     configured = os.environ.get("AGENTLEDGER_TEST_DATABASE_URL")
-    base = make_url(configured or DEFAULT_TEST_DATABASE_URL)
+    base = make_url(configured or DEFAULT_ADMIN_URL)
     candidates = [base] if configured else [base.set(username=u) for u in _FALLBACK_USERS]
     errors = []
     for url in candidates:
         try:
-            with psycopg.connect(_libpq_conninfo(url), autocommit=True):
+            with psycopg.connect(conninfo(url), autocommit=True):
                 return url, ""
         except psycopg.Error as exc:
             errors.append(
@@ -68,17 +55,8 @@ def postgres_server() -> URL:
 @pytest.fixture
 def postgres_database(postgres_server: URL) -> Iterator[str]:
     """A fresh, empty database for one test, dropped (even with open connections) afterwards."""
-    name = f"agentledger_test_{uuid.uuid4().hex[:12]}"
-    admin = _libpq_conninfo(postgres_server)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield postgres_server.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+    with scratch_database(postgres_server, "agentledger_test") as url:
+        yield url
 
 
 @pytest.fixture(

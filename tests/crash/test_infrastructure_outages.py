@@ -4,7 +4,6 @@ connection for a while: runs resume, activities retry with backoff, nothing is l
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,8 +13,9 @@ from temporalio.client import Client
 
 from agentledger.activities.ledger import Ledger
 from agentledger.config import Settings
-from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
+from agentledger.devserver import DevServer, stop_dev_server
 from agentledger.temporal_client import connect
+from bench._stack import start_dev_server
 from bench.crash import fault_pack
 from bench.crash.crashkit import (
     CrashSite,
@@ -33,17 +33,11 @@ from tests.crash.test_worker_crashes import RESULT_TIMEOUT, clean
 OUTAGE_SECONDS = 6.0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def own_server(tmp_path: Path) -> Iterator[tuple[DevServer, Path]]:
     """A server of this test's own: the session's server must not be restarted under others."""
     data_dir = tmp_path / "temporal"
-    server = ensure_dev_server(data_dir, port=_free_port(), ui_port=None)
+    server = start_dev_server(data_dir)
     yield server, data_dir
     stop_dev_server(data_dir)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,13 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from bench._stack import free_port
+
 CLI = [sys.executable, "-m", "agentledger.cli"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def embedded_env_at(data_dir: Path, **extra: str) -> dict[str, str]:
@@ -25,8 +20,8 @@ def embedded_env_at(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {
         **os.environ,
         "AGENTLEDGER_DATA_DIR": str(data_dir),
-        "AGENTLEDGER_TEMPORAL_PORT": str(_free_port()),
-        "AGENTLEDGER_UI_PORT": str(_free_port()),
+        "AGENTLEDGER_TEMPORAL_PORT": str(free_port()),
+        "AGENTLEDGER_UI_PORT": str(free_port()),
         **extra,
     }
     env.pop("AGENTLEDGER_DATABASE_URL", None)

@@ -11,11 +11,12 @@ import pytest
 
 from agentledger.devserver import ensure_dev_server, stop_dev_server
 from agentledger.errors import ServerUnavailable
-from tests.e2e.test_cli import CLI, _free_port
+from bench._stack import free_port
+from tests.e2e.test_cli import CLI
 
 
 def test_a_second_data_directory_refuses_the_first_ones_server(tmp_path: Path) -> None:
-    first, second, port = tmp_path / "a", tmp_path / "b", _free_port()
+    first, second, port = tmp_path / "a", tmp_path / "b", free_port()
     server = ensure_dev_server(first, port=port, ui_port=None)
     try:
         assert server.started
@@ -24,7 +25,7 @@ def test_a_second_data_directory_refuses_the_first_ones_server(tmp_path: Path) -
             ensure_dev_server(second, port=port, ui_port=None)
 
         env = {**os.environ, "AGENTLEDGER_DATA_DIR": str(second)}
-        env |= {"AGENTLEDGER_TEMPORAL_PORT": str(port), "AGENTLEDGER_UI_PORT": str(_free_port())}
+        env |= {"AGENTLEDGER_TEMPORAL_PORT": str(port), "AGENTLEDGER_UI_PORT": str(free_port())}
         env.pop("AGENTLEDGER_TEMPORAL_ADDRESS", None)
         env.pop("AGENTLEDGER_DATABASE_URL", None)
         demo = subprocess.run([*CLI, "demo"], env=env, capture_output=True, text=True, timeout=120)

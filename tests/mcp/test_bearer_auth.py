@@ -22,8 +22,9 @@ from sqlalchemy import create_engine
 from agentledger.activities.mcp import McpAuthRejected, McpContractError, discover
 from agentledger.activities.mcp._auth import jwt_claims_problem
 from agentledger.domain.mcp import BearerToken, McpConnectionContract, StreamableHttpTransport
+from bench._stack import free_port
 from tests.mcp._token_server import SIGNING_KEY_ENV, mint
-from tests.mcp.conftest import _free_port, _wait_listening
+from tests.mcp.conftest import _wait_listening
 from tests.mcp.test_tool_calls import builder, call
 
 TOKEN_ENV = "AGENTLEDGER_TEST_MCP_TOKEN"
@@ -33,7 +34,7 @@ SERVER = Path(__file__).with_name("_token_server.py")
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     env = {"PATH": os.environ.get("PATH", ""), SIGNING_KEY_ENV: SIGNING_KEY}
     process = subprocess.Popen(
         [sys.executable, str(SERVER), str(port)],
