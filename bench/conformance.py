@@ -36,8 +36,8 @@ def _register() -> None:
 
 async def _tau2(stack: Stack, name: Any, totals: dict[str, int]) -> None:
     from agentledger.packs.tau2.catalog import tasks
-    from agentledger.packs.tau2.conformance import judge, specs
-    from agentledger.packs.tau2.driver import drive
+    from bench.hosted.driver import drive
+    from bench.hosted.tau2 import judge, specs
 
     runs = specs(name, sorted(tasks(name, "train"), key=int), "approve")
     await drive(stack.client, stack.settings.task_queue, runs)
@@ -52,8 +52,8 @@ async def _tau2(stack: Stack, name: Any, totals: dict[str, int]) -> None:
 
 
 async def _agentdojo(stack: Stack, name: Any, totals: dict[str, int]) -> None:
-    from agentledger.packs.agentdojo.conformance import judge, specs
-    from agentledger.packs.tau2.driver import drive
+    from bench.hosted.agentdojo import judge, specs
+    from bench.hosted.driver import drive
 
     runs = specs(name)
     await drive(stack.client, stack.settings.task_queue, runs, concurrency=8)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agentledger.packs.agentdojo.catalog import SuiteName
-from agentledger.packs.agentdojo.conformance import judge, specs
-from agentledger.packs.tau2.driver import drive
+from bench.hosted.agentdojo import judge, specs
+from bench.hosted.driver import drive
 from tests.acceptance.conftest import Stack
 
 pytestmark = pytest.mark.temporal

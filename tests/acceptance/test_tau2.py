@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agentledger.packs.tau2.catalog import Domain, domain, gold_actions, tasks
-from agentledger.packs.tau2.conformance import Variant, judge, specs
-from agentledger.packs.tau2.driver import drive
+from bench.hosted.driver import drive
+from bench.hosted.tau2 import Variant, judge, specs
 from tests.acceptance.conftest import Stack
 
 pytestmark = pytest.mark.temporal

@@ -21,12 +21,12 @@ import pytest
 from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
+from agentledger.packs.hosted.journal import CRASH_AFTER_WRITES_ENV
 from agentledger.packs.tau2 import PACK_TARGETS
 from agentledger.packs.tau2.catalog import Domain, domain, gold_actions, tasks
-from agentledger.packs.tau2.conformance import judge, specs
-from agentledger.packs.tau2.driver import drive
-from agentledger.packs.tau2.journal import CRASH_AFTER_WRITES_ENV
 from agentledger.temporal_client import connect
+from bench.hosted.driver import drive
+from bench.hosted.tau2 import judge, specs
 from tests.acceptance.conftest import register_conformance_packs
 
 pytestmark = pytest.mark.temporal

@@ -185,17 +185,8 @@ def _undrawn() -> list[tuple[tuple[str | None, str | None], str]]:
     ]
 
 
-# Harness code still in packs (the τ² driver imports the shell); moved to bench in this issue.
-_MOVING = {("Packs", "Shell")}
-
-
 def test_every_import_between_parts_is_an_arrow_in_the_table() -> None:
-    assert [where for arrow, where in _undrawn() if arrow not in _MOVING] == []
-
-
-@pytest.mark.xfail(strict=True, reason="issue 16: the τ² driver moves to bench")
-def test_no_pack_imports_the_shell() -> None:
-    assert [where for arrow, where in _undrawn() if arrow in _MOVING] == []
+    assert [where for _arrow, where in _undrawn()] == []
 
 
 @pytest.mark.parametrize("never", TABLE["never"], ids=lambda n: f"{n[0]}-not-{n[1]}")
@@ -205,9 +196,7 @@ def test_no_chain_of_imports_crosses_a_never_arrow(never: list[str]) -> None:
         f"{target}: {_chain(chain)}"
         for module in modules_of(source)
         for target, chain in reach(module).items()
-        if part_of(target) == forbidden
-        and target != "agentledger"  # the root package runs first
-        and not any((part_of(i.source), part_of(i.target)) in _MOVING for i in chain)
+        if part_of(target) == forbidden and target != "agentledger"  # the root package runs first
     ]
     assert crossings[:5] == []
 

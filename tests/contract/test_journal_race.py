@@ -13,7 +13,7 @@ from pydantic import JsonValue
 from sqlalchemy.engine import Engine
 
 from agentledger.activities.ledger import Ledger
-from agentledger.packs.tau2.journal import CallResult, Journal
+from agentledger.packs.hosted.journal import CallResult, Journal
 from tests.concurrency import at_once
 
 TRIALS = 30

@@ -17,11 +17,11 @@ from agentledger.packs.agentdojo.catalog import ATTACK, BENCHMARK_VERSION, Suite
 from agentledger.packs.agentdojo.model import CompromisedModel, planned_calls
 from agentledger.packs.agentdojo.profile import profile_for
 from agentledger.packs.agentdojo.tools import SANDBOX_PREFIX, tools_for
-from agentledger.packs.tau2.journal import Journal
+from agentledger.packs.hosted import Journal, sandbox_approver
 
 __all__ = ["BANKING_PACK", "PACK_TARGETS", "SLACK_PACK", "approver_for", "work_order"]
 
-# The directory entries runs act as (see packs.tau2: work orders narrow them to a sandbox).
+# The directory entries runs act as (as in packs.tau2: work orders narrow them to a sandbox).
 USER = Principal(
     user_id="emma-johnson",
     tenant_id=SANDBOX_PREFIX,
@@ -67,7 +67,7 @@ def work_order(name: SuiteName, user_task: str, injection_task: str, nonce: str)
 
 
 def approver_for(order: WorkOrder) -> Principal:
-    return APPROVER.model_copy(update={"tenant_id": order.principal.tenant_id})
+    return sandbox_approver(APPROVER, order)
 
 
 def _from_request(name: SuiteName, request: str, principal: Principal) -> WorkOrder:

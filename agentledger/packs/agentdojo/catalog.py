@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import JsonValue
 from pydantic_core import to_jsonable_python
 
-from agentledger.packs.tau2.journal import CallResult
+from agentledger.packs.hosted.journal import CallResult
 
 __all__ = [
     "ATTACK",

@@ -16,7 +16,7 @@ from agentledger.activities.ports import ModelReply, ModelUsage
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
 from agentledger.packs.agentdojo.catalog import SuiteName, injection_calls, suite, user_calls
-from agentledger.packs.tau2.model import progress
+from agentledger.packs.hosted import progress
 
 __all__ = ["CompromisedModel", "planned_calls"]
 

@@ -10,7 +10,7 @@ from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile,
 from agentledger.domain.tools import ToolContract
 from agentledger.domain.workorder import Budget
 from agentledger.packs.agentdojo.catalog import SuiteName
-from agentledger.packs.tau2.profile import TAU2_TOKEN_BUDGET
+from agentledger.packs.hosted import HOSTED_TOKEN_BUDGET
 
 __all__ = ["COMPROMISED_MODEL", "profile_for"]
 
@@ -55,7 +55,7 @@ def profile_for(name: SuiteName, contracts: Mapping[str, ToolContract]) -> Agent
         model=COMPROMISED_MODEL,
         tool_grants=tuple(ToolGrant.of(contracts[t], ["choose_next_action"]) for t in tools),
         step_profiles=_steps(tools),
-        token_budget=TAU2_TOKEN_BUDGET,
+        token_budget=HOSTED_TOKEN_BUDGET,
         policy_bundle=f"agentdojo-{name}",
         budgets=Budget(steps=40, tool_calls=20, tokens=5_000_000),
         evaluation_profile="agentdojo-important-instructions-v1",

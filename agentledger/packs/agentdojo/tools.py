@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from agentledger.activities.ports import ToolCall, ToolOutput
 from agentledger.domain.tools import ApprovalRule, ToolContract
 from agentledger.packs.agentdojo.catalog import DojoSandbox, SuiteName, tool_models
-from agentledger.packs.tau2.journal import CallResult, Journal
+from agentledger.packs.hosted.journal import CallResult, Journal
 
 __all__ = ["EFFECTS", "SANDBOX_PREFIX", "DojoTool", "journal", "parse_sandbox", "tools_for"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from agentledger.domain.principal import APPROVER_ROLE, Principal
 from agentledger.domain.workorder import Budget, WorkOrder
 from agentledger.packs import Pack
+from agentledger.packs.hosted import Journal, sandbox_approver
 from agentledger.packs.tau2.catalog import Domain, domain, gold_actions
-from agentledger.packs.tau2.journal import Journal
 from agentledger.packs.tau2.model import GoldActionModel
 from agentledger.packs.tau2.profile import profile_for
 from agentledger.packs.tau2.tools import SANDBOX_PREFIX, tools_for
@@ -61,8 +61,7 @@ def work_order(name: Domain, task_id: str, nonce: str) -> WorkOrder:
 
 
 def approver_for(order: WorkOrder) -> Principal:
-    """The scripted approver: a different principal, narrowed to the run's sandbox tenant."""
-    return APPROVER.model_copy(update={"tenant_id": order.principal.tenant_id})
+    return sandbox_approver(APPROVER, order)
 
 
 def _make_work_order(name: Domain) -> object:

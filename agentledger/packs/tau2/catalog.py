@@ -17,7 +17,7 @@ from loguru import logger
 from pydantic import JsonValue
 
 from agentledger.domain.canonical import sha256_hex
-from agentledger.packs.tau2.journal import CallResult
+from agentledger.packs.hosted.journal import CallResult
 
 # τ²'s tools log every DB change at DEBUG through loguru; a conformance run must not print them.
 logger.disable("tau2")

@@ -14,20 +14,10 @@ from pydantic import JsonValue
 from agentledger.activities.ports import ModelReply, ModelUsage
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
+from agentledger.packs.hosted import progress
 from agentledger.packs.tau2.catalog import Domain, gold_actions
 
 __all__ = ["GoldActionModel", "progress"]
-
-
-def progress(view: dict[str, JsonValue]) -> int:
-    """Settled proposals so far; compacted history still counts via ``*_earlier_count``."""
-    total = 0
-    for key in ("completed_actions", "rejected_options"):
-        listed = view.get(key)
-        earlier = view.get(f"{key}_earlier_count")
-        total += len(listed) if isinstance(listed, list) else 0
-        total += earlier if isinstance(earlier, int) else 0
-    return total
 
 
 class GoldActionModel:

@@ -5,31 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agentledger.domain.context import SectionBudget, StepProfile, TokenBudget
+from agentledger.domain.context import StepProfile
 from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile, ToolGrant
 from agentledger.domain.tools import ToolContract
 from agentledger.domain.workorder import Budget
+from agentledger.packs.hosted import HOSTED_TOKEN_BUDGET
 from agentledger.packs.tau2.catalog import Domain, domain
 
-__all__ = ["GOLD_MODEL", "TAU2_TOKEN_BUDGET", "profile_for"]
+__all__ = ["GOLD_MODEL", "profile_for"]
 
 GOLD_MODEL = ModelProfile(
     name="tau2-gold", provider="tau2-gold", model="tau2-gold-actions-v1", encoding="cl100k_base"
 )
 """A scripted decision source, not a language model: it proposes a task's gold actions."""
-
-TAU2_TOKEN_BUDGET = TokenBudget(
-    provider_limit=200_000,
-    application_limit=60_000,
-    safety_margin=2_000,
-    sections={
-        "instructions": SectionBudget(tokens=24_000, on_overflow="stop"),
-        "working_state": SectionBudget(tokens=10_000, on_overflow="compact"),
-        "evidence": SectionBudget(tokens=20_000, on_overflow="narrow_or_stop"),
-        "conversation": SectionBudget(tokens=2_000, on_overflow="drop_oldest"),
-        "memory": SectionBudget(tokens=1_000, on_overflow="drop_lowest_priority"),
-    },
-)
 
 
 def _steps(tools: tuple[str, ...]) -> tuple[StepProfile, ...]:
@@ -77,7 +65,7 @@ def profile_for(name: Domain, contracts: Mapping[str, ToolContract]) -> AgentPro
         model=GOLD_MODEL,
         tool_grants=tuple(ToolGrant.of(contracts[t], ["choose_next_action"]) for t in tools),
         step_profiles=_steps(tools),
-        token_budget=TAU2_TOKEN_BUDGET,
+        token_budget=HOSTED_TOKEN_BUDGET,
         policy_bundle=f"tau2-{name}-policy",
         budgets=Budget(steps=40, tool_calls=20, tokens=5_000_000),
         evaluation_profile="tau2-db-hash-v1",

@@ -14,8 +14,8 @@ from sqlalchemy.engine import Engine
 
 from agentledger.activities.ports import ToolCall, ToolOutput
 from agentledger.domain.tools import ApprovalRule, ToolContract
+from agentledger.packs.hosted.journal import CallResult, Journal
 from agentledger.packs.tau2.catalog import TAU2_VERSION, Domain, Tau2Sandbox, domain
-from agentledger.packs.tau2.journal import CallResult, Journal
 
 __all__ = ["SANDBOX_PREFIX", "Tau2Tool", "journal", "sandbox_domain", "tools_for"]
 

@@ -25,7 +25,7 @@ from agentledger.packs.agentdojo.catalog import (
 )
 from agentledger.packs.agentdojo.model import planned_calls
 from agentledger.packs.agentdojo.tools import journal
-from agentledger.packs.tau2.driver import RunSpec
+from bench.hosted.driver import RunSpec
 
 __all__ = ["PairOutcome", "judge", "specs"]
 

@@ -21,8 +21,8 @@ from agentledger.activities.ledger import Ledger
 from agentledger.domain import events as ev
 from agentledger.packs.tau2 import approver_for, work_order
 from agentledger.packs.tau2.catalog import Domain, domain, gold_actions, initial_hash, reference
-from agentledger.packs.tau2.driver import RunSpec
 from agentledger.packs.tau2.tools import journal
+from bench.hosted.driver import RunSpec
 
 __all__ = ["Outcome", "Variant", "judge", "specs"]
 
