@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 
 from agentledger.activities.ports import ToolCall, ToolOutput
 from agentledger.packs.support import records as r
-from agentledger.packs.support.tools import RefundRequest
+from agentledger.packs.support.contracts import RefundRequest
 from agentledger.packs.support.write_tools import CreateRefund
 from tests.concurrency import at_once
 from tests.contract.support_records import CUSTOMER, add_order

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 
 from agentledger.activities.ports import ToolCall, ToolOutput
 from agentledger.packs.support import records as r
-from agentledger.packs.support.tools import RefundRequest
+from agentledger.packs.support.contracts import RefundRequest
 from agentledger.packs.support.write_tools import CreateRefund
 from tests.contract.support_records import CUSTOMER, add_order
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from agentledger.packs.support.contracts import CREATE_REFUND, RefundReceipt, RefundRequest
 from agentledger.packs.support.money import exact_amount
-from agentledger.packs.support.tools import CREATE_REFUND, RefundReceipt, RefundRequest
 
 
 def refund(amount: Any, currency: str = "EUR") -> RefundRequest:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile, ToolGrant
 from agentledger.domain.workorder import Budget
-from agentledger.packs.support.steps import SUPPORT_BUDGET, SUPPORT_STEP_PROFILES
-from agentledger.packs.support.tools import (
+from agentledger.packs.support.contracts import (
     CREATE_REFUND,
     GET_CUSTOMER,
     GET_ORDER,
     SEARCH_RETURNS_POLICY,
     SEND_CUSTOMER_MESSAGE,
 )
+from agentledger.packs.support.steps import SUPPORT_BUDGET, SUPPORT_STEP_PROFILES
 
 INSTRUCTIONS = (
     Instruction(id="instr:task", text="Task: resolve the customer's refund or order request."),

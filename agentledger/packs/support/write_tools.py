@@ -23,16 +23,15 @@ from sqlalchemy.exc import IntegrityError
 from agentledger.activities.ports import ToolCall, ToolOutput
 from agentledger.domain.tools import ToolContract
 from agentledger.packs.support import records as r
-from agentledger.packs.support.money import exact_amount
-from agentledger.packs.support.tools import (
+from agentledger.packs.support.contracts import (
     CREATE_REFUND,
     SEND_CUSTOMER_MESSAGE,
     CustomerMessage,
     RefundReceipt,
     RefundRequest,
-    _failed,
-    refundable_amount,
 )
+from agentledger.packs.support.money import exact_amount
+from agentledger.packs.support.tools import _failed, refundable_amount
 
 _WRITE: Final = {"ledger_write": True}  # SQLite: BEGIN IMMEDIATE, see activities/ledger/_engine.py
 
