@@ -1,0 +1,152 @@
+"""agentledger.sdk — write a pack of your own: one import, typed, checked when declared.
+
+A pack is an agent profile, its tools, its step graph, its policies, its system of record and
+its models. ``AgentPack(...).build()`` returns the runtime's ``Pack`` (the same port object the
+built-in packs are), so nothing in the runtime changes to run it; register it as
+``AGENTLEDGER_PACKS=name=module:PACK``.
+
+Declaring a pack::
+
+    from decimal import Decimal
+    from pydantic import BaseModel
+    from agentledger.sdk import (AgentPack, ConversationPolicy, ScriptedModel, ToolContext,
+                                ToolResult, step)
+
+    SCRIPT = ScriptedModel("billing-script", {"classify": ..., "resolve": ...})
+    pack = AgentPack(
+        "billing", version="0.1.0", objective="resolve a billing request",
+        instructions=["Verify the subscription with a tool before acting on it."],
+        model=SCRIPT.profile, models=[SCRIPT],
+        steps=[
+            step("classify", tools=["get_subscription"], next=["resolve"], ask_user=True),
+            step("resolve", proposes=["issue_credit"]),      # no `next`: it answers
+        ],
+        conversation=ConversationPolicy(idle_timeout_seconds=3 * 24 * 3600),
+    )
+
+    class Subscription(BaseModel): ...
+
+    @pack.read_tool(description="Read one of the customer's subscriptions.",
+                    required_scope="billing:read", resource_argument="subscription_id")
+    def get_subscription(ctx: ToolContext, subscription_id: str) -> ToolResult[Subscription]:
+        ...  # ctx.engine, ctx.principal, ctx.now; ctx.facts(...), ctx.resource(...)
+
+    @pack.write_tool(description="Credit the unused part of this period.",
+                     required_scope="credits:request", reconcile=find_credit)
+    def issue_credit(ctx: ToolContext, subscription_id: str, amount: Decimal) -> Credit: ...
+        # keyed on ctx.key; find_credit(ctx) returns the stored credit for ctx.key, or None
+
+    pack.install(create_tables); pack.seed(insert_samples); pack.references(find_ids)
+    PACK = pack.build()
+
+Tools. The input schema comes from the parameters after ``ctx`` (each needs a type pydantic can
+put in a JSON schema; ``Decimal`` is a JSON number that arrives exact); the output schema from
+the return annotation: ``M``, ``ToolResult[M]``, either ``| ToolFailure``, with ``M`` a pydantic
+model. Return ``ToolFailure(code, message)`` for an expected failure. Reads default to risk
+``low``; writes to ``consequential`` with ``ApprovalRule(kind="always")``, and must state
+``reconcile=`` (a function, or ``None`` for a write nothing can reconcile). ``model_view=``
+(``ModelView``) slims what the model sees; ``user_view=`` is the people's one-line template.
+
+Steps. ``step(name, next=..., tools=..., proposes=..., ask_user=...)``: a step with ``next``
+decides the next action (call a tool, ``proceed`` to a next step, ``ask_user``), one without
+answers. The graph the steps draw is checked when built (reachable, no dead ends, asking needs a
+``ConversationPolicy``); there is no implicit default graph.
+
+Models. ``ScriptedModel(name, {step: fn(PacketView) -> decision})`` is a deterministic model
+for tests and demos; build decisions with ``call_tool``, ``proceed``, ``ask_user``, ``answer``.
+
+Errors. Anything that cannot run raises ``PackDefinitionError`` where it is declared or at
+``build()``, and nothing of it is registered.
+"""
+
+from agentledger.activities.ports import (
+    ModelClient,
+    ModelReply,
+    ModelUsage,
+    Pack,
+    ToolCall,
+    ToolOutput,
+)
+from agentledger.domain.context import (
+    ContextPacket,
+    PacketItem,
+    RequirementRule,
+    SectionBudget,
+    StepProfile,
+    TokenBudget,
+)
+from agentledger.domain.graph import ConversationPolicy, StepGraph, StepNode
+from agentledger.domain.manifest import Instruction, ModelProfile
+from agentledger.domain.principal import Principal
+from agentledger.domain.tools import (
+    ApprovalRule,
+    EvidencePassage,
+    FactBound,
+    ModelView,
+    ResourceRef,
+    VerifiedFact,
+)
+from agentledger.domain.workorder import Budget, WorkOrder
+from agentledger.sdk._context import MissingIdempotencyKey, ToolContext, ToolFailure, ToolResult
+from agentledger.sdk._errors import PackDefinitionError
+from agentledger.sdk._pack import DEFAULT_TOKEN_BUDGET, AgentPack, ToolSettings
+from agentledger.sdk._scripted import (
+    PacketView,
+    ScriptedModel,
+    Turn,
+    answer,
+    ask_user,
+    call_tool,
+    proceed,
+)
+from agentledger.sdk._steps import DEFAULT_SEES, DEFAULT_STATE, Step, step
+from agentledger.sdk._tool import SdkTool
+
+__all__ = [
+    "DEFAULT_SEES",
+    "DEFAULT_STATE",
+    "DEFAULT_TOKEN_BUDGET",
+    "AgentPack",
+    "ApprovalRule",
+    "Budget",
+    "ContextPacket",
+    "ConversationPolicy",
+    "EvidencePassage",
+    "FactBound",
+    "Instruction",
+    "MissingIdempotencyKey",
+    "ModelClient",
+    "ModelProfile",
+    "ModelReply",
+    "ModelUsage",
+    "ModelView",
+    "Pack",
+    "PackDefinitionError",
+    "PacketItem",
+    "PacketView",
+    "Principal",
+    "RequirementRule",
+    "ResourceRef",
+    "ScriptedModel",
+    "SdkTool",
+    "SectionBudget",
+    "Step",
+    "StepGraph",
+    "StepNode",
+    "StepProfile",
+    "TokenBudget",
+    "ToolCall",
+    "ToolContext",
+    "ToolFailure",
+    "ToolOutput",
+    "ToolResult",
+    "ToolSettings",
+    "Turn",
+    "VerifiedFact",
+    "WorkOrder",
+    "answer",
+    "ask_user",
+    "call_tool",
+    "proceed",
+    "step",
+]
