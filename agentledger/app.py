@@ -20,8 +20,8 @@ from agentledger.activities.ports import ModelClient
 from agentledger.activities.run_activities import RunActivities
 from agentledger.config import Settings
 from agentledger.domain.tools import ToolContract
-from agentledger.errors import ConfigError, DatabaseUnavailable
-from agentledger.registry import get_pack, pack_names, register_pack
+from agentledger.errors import DatabaseUnavailable
+from agentledger.registry import get_pack, pack_names, register_env_packs
 from agentledger.workflows import AgentRunWorkflow, recorded_contracts
 
 # A compaction event carries a long run's whole typed state; Temporal's own payload limit is 2 MB.
@@ -64,11 +64,7 @@ class Runtime:
 
     @classmethod
     def open(cls, settings: Settings) -> Runtime:
-        for entry in settings.extra_packs:
-            name, sep, target = entry.partition("=")
-            if not sep or ":" not in target:
-                raise ConfigError(f"AGENTLEDGER_PACKS entry {entry!r} is not name=module:attr")
-            register_pack(name.strip(), target.strip())
+        register_env_packs(settings.extra_packs)
         if settings.database_url is None:
             settings.data_dir.mkdir(parents=True, exist_ok=True)  # the embedded SQLite ledger
         try:
