@@ -12,7 +12,12 @@ from pydantic import JsonValue
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentledger.domain.events import EVENT_ADAPTER
@@ -24,6 +29,8 @@ from agentledger.workflows import (
     AgentRunWorkflow,
     ApprovalDecision,
     ApprovalResult,
+    Reply,
+    ReplyResult,
     RunInput,
     RunOutcome,
 )
@@ -70,7 +77,8 @@ async def live_state(client: Client, run_id: str) -> WorkingState:
 async def wait_for(
     client: Client, run_id: str, *, pending_approval: bool, timeout: float = 120.0
 ) -> WorkingState:
-    """Poll the run's query until it ends (or, if asked, until an approval is pending)."""
+    """Poll the run's query until it ends or waits on its customer (or, if asked, until an
+    approval is pending)."""
     loop = asyncio.get_running_loop()
     deadline, next_check = loop.time() + timeout, loop.time() + STUCK_CHECK_SECONDS
     while True:
@@ -81,8 +89,10 @@ async def wait_for(
             if not timed_out or loop.time() > deadline:
                 raise
             continue
-        if state.status in ("completed", "failed") or (
-            pending_approval and state.pending_approvals
+        if (
+            state.status in ("completed", "failed")
+            or state.awaiting is not None
+            or (pending_approval and state.pending_approvals)
         ):
             return state
         if loop.time() > next_check:  # name a failure that repeats instead of waiting it out
@@ -148,6 +158,31 @@ async def _send_decision(client: Client, run_id: str, decision: ApprovalDecision
         if "already completed" in exc.message:
             raise Refused(f"run {run_id} has already ended; its approvals are closed") from None
         raise
+
+
+async def reply(client: Client, run_id: str, principal_id: str, text: str) -> ReplyResult:
+    """Send the customer's message to a run waiting on them; a refusal is ``Refused``.
+
+    A run that is continuing as new when the message arrives takes it in its next execution:
+    an update refused because the execution it reached closed meanwhile is sent again while
+    the run's latest execution is running."""
+    handle = client.get_workflow_handle(run_id)
+    message = Reply(principal_id=principal_id, text=text)
+    for _ in range(20):
+        try:
+            return await handle.execute_update(AgentRunWorkflow.reply, message)
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            raise Refused(f"reply refused: {getattr(cause, 'message', cause)}") from None
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                raise NotFound(f"no run {run_id} on this Temporal server") from None
+            if "already completed" not in exc.message:
+                raise
+            if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+                raise Refused(f"run {run_id} has already ended; it takes no replies") from None
+        await asyncio.sleep(0.1)
+    raise Refused(f"run {run_id} kept continuing as new; send the reply again")
 
 
 STUCK_AFTER_ATTEMPTS = 3

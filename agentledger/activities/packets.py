@@ -17,6 +17,7 @@ from agentledger.domain.context import (
     ToolDefinition,
     build_context,
     candidates_from_state,
+    decision_schema,
     model_counter,
 )
 from agentledger.domain.decisions import Decision
@@ -48,8 +49,10 @@ def build_step_packet(
         for name, c in contracts.items()
         if manifest.grant(name) is not None
     }
+    profile = manifest.step(step)
+    graph = manifest.step_graph
     return build_context(
-        manifest.step(step),
+        profile,
         state.work_order.principal,
         state,
         candidates,
@@ -59,6 +62,9 @@ def build_step_packet(
         tool_definitions=definitions,
         model_settings_digest=sha256_hex(manifest.model.model_dump(mode="json")),
         counter=step_counter(manifest),
+        output_schema=decision_schema(
+            profile.output_schema, graph.node(step) if graph is not None else None
+        ),
     )
 
 

@@ -63,7 +63,7 @@ def compact(
             f"run {state.run_id} is mid-operation at #{state.last_seq} "
             f"(in flight: {sorted(state.in_flight)}, pending: {sorted(state.pending_approvals)})"
         )
-    facts: dict[str, Any] = state.model_dump(mode="json")
+    facts: dict[str, Any] = state.facts()
     return HistoryCompacted(
         run_id=state.run_id,
         seq=state.last_seq + 1,

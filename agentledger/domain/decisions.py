@@ -12,7 +12,12 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import AfterValidator, Field, JsonValue, field_validator
 
 from agentledger.domain._model import Frozen
-from agentledger.domain.limits import MAX_ANSWER_CHARS, MAX_RATIONALE_CHARS, json_problem
+from agentledger.domain.limits import (
+    MAX_ANSWER_CHARS,
+    MAX_QUESTION_CHARS,
+    MAX_RATIONALE_CHARS,
+    json_problem,
+)
 
 _S = TypeVar("_S", bound=Sized)
 
@@ -54,10 +59,30 @@ class CallTool(Frozen):
     rationale: _Rationale = ""
 
 
+# The form every run recorded before step graphs; under a graph it is taken as a ``Proceed`` to
+# the step's first successor. Its docstring is part of the legacy output schema (and so of
+# recorded packets' hashes): leave it as it is.
 class ProceedToAnswer(Frozen):
     """Enough is known; the next step should draft the answer."""
 
     type: Literal["proceed_to_answer"] = "proceed_to_answer"
+    rationale: _Rationale = ""
+
+
+class Proceed(Frozen):
+    """This step's work is done; move to step ``to`` (one the step graph allows from here;
+    ``None``: the first one it allows)."""
+
+    type: Literal["proceed"] = "proceed"
+    to: Annotated[str, AfterValidator(_at_most(200))] | None = None
+    rationale: _Rationale = ""
+
+
+class AskUser(Frozen):
+    """Ask the customer a question and wait for the reply (steps the graph lets ask)."""
+
+    type: Literal["ask_user"] = "ask_user"
+    question: Annotated[str, AfterValidator(_at_most(MAX_QUESTION_CHARS))] = Field(min_length=1)
     rationale: _Rationale = ""
 
 
@@ -76,7 +101,9 @@ class Answer(Frozen):
     proposed_next_action: ToolCallProposal | None = None
 
 
-Decision = Annotated[CallTool | ProceedToAnswer | Answer, Field(discriminator="type")]
+AnyDecision = CallTool | ProceedToAnswer | Proceed | AskUser | Answer
+
+Decision = Annotated[AnyDecision, Field(discriminator="type")]
 """The union a model's structured output is parsed into."""
 
-DecisionType = Literal["call_tool", "proceed_to_answer", "answer"]
+DecisionType = Literal["call_tool", "proceed_to_answer", "proceed", "ask_user", "answer"]

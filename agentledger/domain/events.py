@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, JsonValue, TypeAdapter, field_validator, model_validator
 
 from agentledger.domain._model import Frozen, without_field
-from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer, ToolCallProposal
+from agentledger.domain.decisions import Decision, ToolCallProposal
 from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import Receipt
@@ -76,7 +76,7 @@ class ContextPacketBuilt(Envelope):
 class DecisionRecorded(Envelope):
     kind: Literal["decision_recorded"] = "decision_recorded"
     step: str
-    decision: Annotated[CallTool | ProceedToAnswer | Answer, Field(discriminator="type")]
+    decision: Decision
     model_profile: str
 
 
@@ -217,6 +217,43 @@ class HistoryCompacted(Envelope):
         return without_field(facts, "open_commitments")
 
 
+class ReplyAwaited(Envelope):
+    """The run waits for its customer: to answer the agent's question (``reason="question"``)
+    or, after an answer, for a follow-up (``"follow_up"``), until ``deadline``."""
+
+    kind: Literal["reply_awaited"] = "reply_awaited"
+    reason: Literal["question", "follow_up"]
+    step: str
+    message: str
+    deadline: datetime
+
+
+class UserReplied(Envelope):
+    """The customer's message, from the run's requesting principal."""
+
+    kind: Literal["user_replied"] = "user_replied"
+    text: str
+    principal_id: str
+    reply_id: str
+
+
+class ReplyRefused(Envelope):
+    """A reply that was not taken (another principal, empty, too long, nobody waiting); audit."""
+
+    kind: Literal["reply_refused"] = "reply_refused"
+    attempted_by: str
+    reason_code: str
+    detail: str
+
+
+class ConversationClosed(Envelope):
+    """No message came within the conversation's idle timeout; the run ends politely."""
+
+    kind: Literal["conversation_closed"] = "conversation_closed"
+    reason: Literal["idle_timeout", "max_turns"]
+    message: str
+
+
 class MemoryProposed(Envelope):
     kind: Literal["memory_proposed"] = "memory_proposed"
     memory_id: str
@@ -245,7 +282,11 @@ RunEvent = Annotated[
     | ErrorRecorded
     | BudgetCharged
     | HistoryCompacted
-    | MemoryProposed,
+    | MemoryProposed
+    | ReplyAwaited
+    | UserReplied
+    | ReplyRefused
+    | ConversationClosed,
     Field(discriminator="kind"),
 ]
 

@@ -17,6 +17,8 @@ from agentledger.domain._draft import (
     apply_authorised,
     apply_evidence,
     apply_receipt,
+    apply_reply_awaited,
+    apply_user_replied,
 )
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.errors import (
@@ -33,12 +35,15 @@ from agentledger.domain.events import (
     ApprovalRequested,
     BudgetCharged,
     ContextPacketBuilt,
+    ConversationClosed,
     DecisionRecorded,
     DecisionRejected,
     ErrorRecorded,
     EvidenceRecorded,
     HistoryCompacted,
     MemoryProposed,
+    ReplyAwaited,
+    ReplyRefused,
     RunCompleted,
     RunEvent,
     RunFailed,
@@ -47,6 +52,7 @@ from agentledger.domain.events import (
     ToolCallAuthorised,
     ToolCallDenied,
     ToolReceiptRecorded,
+    UserReplied,
 )
 from agentledger.domain.state import (
     DecisionNote,
@@ -127,6 +133,14 @@ def _apply(d: Draft, event: RunEvent) -> None:
             _apply_error(d, event)
         case HistoryCompacted():
             _apply_compaction(d, event)
+        case ReplyAwaited():
+            apply_reply_awaited(d, event)
+        case UserReplied():
+            apply_user_replied(d, event)
+        case ReplyRefused():
+            f["reply_refusals"] += 1
+        case ConversationClosed():
+            f["awaiting"] = None
         case RunCompleted() | RunFailed():
             f.update(status=_ENDED[event.kind], phase="done")
         case _:
@@ -171,6 +185,11 @@ def _apply_decision(d: Draft, event: DecisionRecorded) -> None:
         summary = f"call {decision.proposal.tool}"
     elif decision.type == "proceed_to_answer":
         d.f["phase"] = "answering"
+    elif decision.type == "proceed":
+        d.f["at_step"] = decision.to
+        summary = f"proceed to {decision.to}"
+    elif decision.type == "ask_user":
+        summary = "ask the user"
     else:
         d.f["last_answer"] = decision
         if decision.proposed_next_action is not None:

@@ -21,6 +21,9 @@ MAX_VALUE_CHARS = 64 * 1024
 """Characters in one JSON value's strings and keys, roughly its size."""
 MAX_ANSWER_CHARS = 20_000
 MAX_RATIONALE_CHARS = 4_000
+MAX_QUESTION_CHARS = 4_000
+MAX_REPLY_CHARS = 20_000
+"""A customer's reply in a conversation: a message, not a document (longer ones are refused)."""
 MAX_WORK_ORDER_CHARS = 256 * 1024
 
 

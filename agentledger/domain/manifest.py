@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import cached_property
-from typing import Any
+from typing import Any, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from agentledger.domain._model import Frozen
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context import StepProfile, TokenBudget
 from agentledger.domain.errors import ManifestError
+from agentledger.domain.graph import ConversationPolicy, StepGraph, check_graph
 from agentledger.domain.mcp import (
     McpConnectionContract,
     McpServerPin,
@@ -81,6 +82,22 @@ class AgentProfile(Frozen):
     compaction: CompactionPolicy = Field(default_factory=CompactionPolicy)
     mcp_servers: tuple[McpConnectionContract, ...] = ()
     """MCP servers whose allowed tools this agent may use: discovered and pinned per attempt."""
+    step_graph: StepGraph | None = None
+    """Which step follows which (``None``: the two legacy steps, choose_next_action →
+    draft_answer)."""
+    conversation: ConversationPolicy | None = None
+    """Set for an agent that talks with its customer over days (``None``: one request, one
+    answer)."""
+
+    @model_validator(mode="after")
+    def _graph_runs(self) -> Self:
+        if self.step_graph is not None:
+            check_graph(
+                self.step_graph,
+                {s.name: s.output_schema for s in self.step_profiles},
+                conversation=self.conversation,
+            )
+        return self
 
 
 class ExecutionManifest(Frozen):
@@ -102,6 +119,8 @@ class ExecutionManifest(Frozen):
     approval_ttl_seconds: int
     compaction: CompactionPolicy = Field(default_factory=CompactionPolicy)
     mcp_servers: tuple[McpServerPin, ...] = ()
+    step_graph: StepGraph | None = None
+    conversation: ConversationPolicy | None = None
     tool_terms: tuple[ToolTerms, ...] = ()
     """Each granted tool's contract as it stood when the attempt started (native and MCP alike):
     the gate, the model's tool definitions and the call's retries follow these, not live code."""
@@ -109,7 +128,8 @@ class ExecutionManifest(Frozen):
     def canonical(self) -> dict[str, Any]:
         """The JSON the hash is over. Fields added since are left out while empty, so manifests
         frozen before they existed keep their hashes (events and ledger rows refer to them)."""
-        empty = {name for name in ("mcp_servers", "tool_terms") if not getattr(self, name)}
+        optional = ("mcp_servers", "tool_terms", "step_graph", "conversation")
+        empty = {name for name in optional if not getattr(self, name)}
         return self.model_dump(mode="json", exclude=empty or None)
 
     @property
@@ -208,5 +228,7 @@ def resolve_manifest(
         approval_ttl_seconds=profile.approval_ttl_seconds,
         compaction=profile.compaction,
         mcp_servers=mcp_pins,
+        step_graph=profile.step_graph,
+        conversation=profile.conversation,
         tool_terms=_frozen_terms(tool_grants, {**contracts, **_pinned_contracts(mcp_pins)}),
     )

@@ -1,5 +1,8 @@
 """Which step runs next, and whether a model's decision fits the step it answered.
 
+Generic over the pack's step graph (``domain.graph``); a manifest without one runs the two
+legacy steps.
+
 Pure functions of WorkingState, so the workflow, replay and compaction tests all agree on them.
 """
 
@@ -9,14 +12,25 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from agentledger.domain._model import Frozen
-from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer
+from agentledger.domain.decisions import (
+    Answer,
+    AnyDecision,
+    AskUser,
+    CallTool,
+    Proceed,
+    ProceedToAnswer,
+)
+from agentledger.domain.graph import LEGACY_STEPS, StepGraph
 from agentledger.domain.state import WorkingState
 from agentledger.domain.workorder import Budget
 
-CHOOSE_NEXT_ACTION = "choose_next_action"
-DRAFT_ANSWER = "draft_answer"
+CHOOSE_NEXT_ACTION, DRAFT_ANSWER = LEGACY_STEPS
 
-_STEP_OUTPUTS: dict[str, tuple[type, ...]] = {
+_SCHEMA_OUTPUTS: dict[str, tuple[type, ...]] = {
+    "next_action": (CallTool, Proceed, ProceedToAnswer),
+    "answer": (Answer,),
+}
+_LEGACY_OUTPUTS: dict[str, tuple[type, ...]] = {
     CHOOSE_NEXT_ACTION: (CallTool, ProceedToAnswer),
     DRAFT_ANSWER: (Answer,),
 }
@@ -27,23 +41,57 @@ class DecisionProblem(Frozen):
     detail: str
 
 
-def next_step(state: WorkingState) -> str | None:
-    """``None`` once the run has ended or is waiting on an action it proposed."""
+def next_step(state: WorkingState, graph: StepGraph | None) -> str | None:
+    """The step to run; ``None`` once the run has ended, or while it waits on an action it
+    proposed or on its customer. ``graph=None``: a manifest frozen before step graphs."""
     if state.status in ("completed", "failed") or state.phase == "acting":
         return None
-    if state.phase == "answering":
-        return DRAFT_ANSWER
-    return CHOOSE_NEXT_ACTION
+    if state.awaiting is not None:
+        return None
+    if graph is not None:
+        return state.at_step or graph.entry
+    return DRAFT_ANSWER if state.phase == "answering" else CHOOSE_NEXT_ACTION
+
+
+def settled_decision(
+    step: str, decision: AnyDecision, graph: StepGraph | None
+) -> AnyDecision | DecisionProblem:
+    """The decision as it will be recorded: under a graph a ``proceed`` names the step it goes
+    to (``proceed_to_answer`` and a ``proceed`` naming none take the step's first successor), so
+    the fold follows the run without the graph. A transition the graph does not allow, or a
+    question from a step that may not ask, is a problem."""
+    if graph is None:
+        return decision
+    node = graph.node(step)
+    if isinstance(decision, ProceedToAnswer | Proceed):
+        target = getattr(decision, "to", None) or (node.next[0] if node.next else None)
+        if target not in node.next:
+            allowed = ", ".join(node.next) or "none"
+            return DecisionProblem(
+                reason_code="transition_not_allowed",
+                detail=f"step {step} cannot proceed to {target}; allowed: {allowed}",
+            )
+        return Proceed(to=target, rationale=decision.rationale)
+    if isinstance(decision, AskUser) and not node.ask_user:
+        return DecisionProblem(
+            reason_code="wrong_output_for_step", detail=f"step {step} cannot ask the user"
+        )
+    return decision
 
 
 def check_decision(
     step: str,
-    decision: CallTool | ProceedToAnswer | Answer,
+    decision: AnyDecision,
     state: WorkingState,
     packet_ids: Collection[str],
+    output_schema: str | None = None,
 ) -> DecisionProblem | None:
-    """Shape and grounding checks that do not need the authority gate."""
-    allowed = _STEP_OUTPUTS.get(step, ())
+    """Shape and grounding checks that do not need the authority gate. ``output_schema``: the
+    step's, under a step graph (``None``: the legacy steps' fixed outputs)."""
+    if output_schema is None:
+        allowed = _LEGACY_OUTPUTS.get(step, ())
+    else:
+        allowed = (*_SCHEMA_OUTPUTS.get(output_schema, ()), AskUser)
     if not isinstance(decision, allowed):
         return DecisionProblem(
             reason_code="wrong_output_for_step", detail=f"step {step} cannot return {decision.type}"

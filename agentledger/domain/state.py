@@ -118,6 +118,25 @@ class ApprovalOutcome(Frozen):
     content: dict[str, JsonValue] | None = None
 
 
+class Turn(Frozen):
+    """One message of a conversation: the agent's question or answer, or the customer's reply
+    (the opening request is the work order's)."""
+
+    seq: int
+    role: Literal["agent", "user"]
+    text: str
+    at: datetime
+
+
+class AwaitedReply(Frozen):
+    """The run is parked until its customer writes, or ``deadline`` passes."""
+
+    seq: int
+    reason: Literal["question", "follow_up"]
+    step: str
+    deadline: datetime
+
+
 class UnresolvedError(Frozen):
     error_id: str
     code: str
@@ -160,6 +179,18 @@ class WorkingState(Frozen):
     last_answer: Answer | None = None
     last_packet_hash: str | None = None
     compacted_through_seq: int = 0
+    at_step: str | None = None
+    """Under a step graph: the step a ``proceed`` moved the run to (``None``: the entry)."""
+    awaiting: AwaitedReply | None = None
+    conversation: tuple[Turn, ...] = ()
+    reply_refusals: int = 0
+
+    def facts(self) -> dict[str, Any]:
+        """The state as compaction records it. Fields added for conversations and step graphs
+        are left out while at their defaults, so a run compacted before they existed records
+        the same facts when it replays."""
+        unset = {name for name in _LATER_FIELDS if getattr(self, name) in (None, (), 0)}
+        return self.model_dump(mode="json", exclude=unset or None)
 
     @model_validator(mode="before")
     @classmethod
@@ -186,6 +217,9 @@ class WorkingState(Frozen):
 
     def receipt_for(self, operation_id: str) -> CompletedAction | None:
         return next((a for a in self.completed_actions if a.operation_id == operation_id), None)
+
+
+_LATER_FIELDS = ("at_step", "awaiting", "conversation", "reply_refusals")
 
 
 def fact_key(resource_id: str | None, name: str) -> str:

@@ -9,16 +9,23 @@ the state its packet was built from) sees them, exactly as the run will.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TypedDict
+from datetime import datetime, timedelta
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentledger.domain import events as ev
 from agentledger.domain.compaction import carried_size_problem, context_state
-from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer
+from agentledger.domain.decisions import Answer, AnyDecision, AskUser, CallTool
 from agentledger.domain.fold import evolve
-from agentledger.domain.run_loop import budget_exhausted, check_decision
+from agentledger.domain.graph import ConversationPolicy
+from agentledger.domain.manifest import ExecutionManifest
+from agentledger.domain.run_loop import (
+    DecisionProblem,
+    budget_exhausted,
+    check_decision,
+    settled_decision,
+)
 from agentledger.domain.state import WorkingState
 from agentledger.domain.tools import Receipt
 
@@ -87,7 +94,7 @@ class ModelStepResult(_Result):
     """Either a parsed decision, a rejection of the model's output, or a refusal to build."""
 
     packet: PacketSummary | None = None
-    decision: CallTool | ProceedToAnswer | Answer | None = Field(default=None, discriminator="type")
+    decision: AnyDecision | None = Field(default=None, discriminator="type")
     rejection: str | None = None
     insufficient_context: str | None = None
     tokens_used: int = 0
@@ -107,12 +114,17 @@ def start_step(rec: Recording, now: datetime, step: str) -> WorkingState | None:
 
 
 def after_model_step(
-    rec: Recording, now: datetime, step: str, result: ModelStepResult, model_profile: str
-) -> CallTool | Answer | None:
-    """Record what a model step produced. Returns a tool call to govern or a final answer to
-    finish with; ``None`` when the step ends here (refused, rejected, or more steps follow)."""
+    rec: Recording, now: datetime, step: str, result: ModelStepResult, manifest: ExecutionManifest
+) -> CallTool | AskUser | Answer | None:
+    """Record what a model step produced. Returns a tool call to govern, a question to ask the
+    customer, or a final answer to finish with; ``None`` when the step ends here (refused,
+    rejected, or more steps follow)."""
     _charge(rec, now, step, result)
+    graph = manifest.step_graph
     if result.insufficient_context is not None:
+        if graph is not None and graph.node(step).on_insufficient_context == "ask_user":
+            _reject(rec, now, step, "insufficient_context", result.insufficient_context)
+            return AskUser(question=f"{MISSING_CONTEXT_QUESTION} ({result.insufficient_context})")
         rec.fail(now, "insufficient_context", result.insufficient_context)
         return None
     decision = result.decision
@@ -120,20 +132,61 @@ def after_model_step(
         _reject(rec, now, step, "malformed_model_output", result.rejection or "no decision")
         return None
     citable = result.packet.citable_ids if result.packet else ()
-    problem = check_decision(step, decision, rec.state, citable)
-    if problem is not None:
-        _reject(rec, now, step, problem.reason_code, problem.detail, option=decision.type)
+    schema = manifest.step(step).output_schema if graph is not None else None
+    problem = check_decision(step, decision, rec.state, citable, schema)
+    settled = problem or settled_decision(step, decision, graph)
+    if isinstance(settled, DecisionProblem):
+        _reject(rec, now, step, settled.reason_code, settled.detail, option=decision.type)
         return None
     rec.add(
         ev.DecisionRecorded(
-            **rec.stamp(now), step=step, decision=decision, model_profile=model_profile
+            **rec.stamp(now), step=step, decision=settled, model_profile=manifest.model.name
         )
     )
-    if isinstance(decision, CallTool):
-        return decision
-    if isinstance(decision, Answer) and decision.proposed_next_action is None:
-        return decision
+    if isinstance(settled, CallTool | AskUser):
+        return settled
+    if isinstance(settled, Answer) and settled.proposed_next_action is None:
+        return settled
     return None
+
+
+MISSING_CONTEXT_QUESTION = "I need a little more information before I can go on."
+
+
+def await_reply(
+    rec: Recording,
+    now: datetime,
+    conversation: ConversationPolicy,
+    reason: Literal["question", "follow_up"],
+    message: str,
+) -> None:
+    """Park the run until its customer writes (or the conversation's idle timeout passes)."""
+    step = rec.state.current_step or ""
+    deadline = now + timedelta(seconds=conversation.idle_timeout_seconds)
+    rec.add(
+        ev.ReplyAwaited(
+            **rec.stamp(now), reason=reason, step=step, message=message, deadline=deadline
+        )
+    )
+
+
+def close_conversation(
+    rec: Recording,
+    now: datetime,
+    conversation: ConversationPolicy,
+    reason: Literal["idle_timeout", "max_turns"],
+) -> None:
+    """End a conversation: recorded; the run then completes with its last answer
+    (``final_answer``)."""
+    rec.add(
+        ev.ConversationClosed(**rec.stamp(now), reason=reason, message=conversation.closing_message)
+    )
+
+
+def final_answer(state: WorkingState, conversation: ConversationPolicy) -> Answer:
+    """What a closed conversation completes with: the last answer, or the policy's closing
+    message when the agent never answered (it asked, and nobody replied)."""
+    return state.last_answer or Answer(answer=conversation.closing_message)
 
 
 def _reject(

@@ -63,6 +63,11 @@ class Run:
         return self._manifest
 
     @property
+    def manifest_or_none(self) -> ExecutionManifest | None:
+        """``None`` for a run refused before it was prepared."""
+        return self._manifest
+
+    @property
     def manifest_hash(self) -> str:
         return self.rec.manifest_hash
 

@@ -19,7 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.activities.surface import MemorySteps, RunSteps
     from agentledger.domain import events as ev
     from agentledger.domain.compaction import can_compact, carried_size_problem, compact
-    from agentledger.domain.decisions import CallTool
+    from agentledger.domain.decisions import Answer, AskUser, CallTool
     from agentledger.domain.fold import state_hash
     from agentledger.domain.limits import (
         bounded_work_order,
@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.workorder import WorkOrder
 
 from agentledger.workflows._approvals import ApprovalDecision, ApprovalDesk, ApprovalResult
+from agentledger.workflows._conversation import Conversation, Reply, ReplyResult
 from agentledger.workflows._core import MODEL_TIMEOUT, RETRY, Run, cause
 from agentledger.workflows._effects import ToolCalls
 from agentledger.workflows._governance import Gate
@@ -80,6 +81,7 @@ class AgentRunWorkflow:
         self._run = Run()
         self._approvals = ApprovalDesk(self._run)
         self._gate = Gate(self._run, self._approvals, ToolCalls(self._run, self._approvals))
+        self._conversation = Conversation(self._run)
 
     @workflow.run
     async def run(self, raw: RawValue) -> RunOutcome:
@@ -97,8 +99,12 @@ class AgentRunWorkflow:
     async def _loop(self, params: RunInput) -> None:
         run = self._run
         while run.state.status == "running":
-            step = next_step(run.state)
-            if step is None:
+            step = next_step(run.state, run.manifest.step_graph)
+            if step is None and run.state.awaiting is not None:
+                closing = await self._conversation.wait()
+                if closing is not None:
+                    await self._finish(closing)
+            elif step is None:
                 await self._gate.act_on_proposal()
             elif not within_budget(run.rec, workflow.now()):
                 break
@@ -183,6 +189,9 @@ class AgentRunWorkflow:
             return
         await run.flush()
         await workflow.wait_condition(workflow.all_handlers_finished)
+        while run.rec.outbox:  # a reply or an approval taken while the last flush ran
+            await run.flush()
+            await workflow.wait_condition(workflow.all_handlers_finished)
         carried = Continuation(
             state=run.state, state_hash=state_hash(run.state), manifest=run.manifest
         )
@@ -214,12 +223,20 @@ class AgentRunWorkflow:
             run.resend(outbox)
             run.fail("model_unavailable", cause(exc))
             return
-        decided = after_model_step(run.rec, workflow.now(), step, result, run.manifest.model.name)
+        decided = after_model_step(run.rec, workflow.now(), step, result, run.manifest)
         if isinstance(decided, CallTool):
             await self._gate.govern(step, decided.proposal)
+        elif isinstance(decided, AskUser):
+            self._conversation.ask(decided.question)
         elif decided is not None:
-            await self._propose_memory()
-            complete(run.rec, workflow.now(), decided)
+            if run.manifest.conversation is None:
+                await self._finish(decided)
+            elif (closing := self._conversation.after_answer(decided.answer)) is not None:
+                await self._finish(closing)
+
+    async def _finish(self, answer: Answer) -> None:
+        await self._propose_memory()
+        complete(self._run.rec, workflow.now(), answer)
 
     async def _propose_memory(self) -> None:
         """The outcome with its receipt enters the memory lifecycle (quarantine first)."""
@@ -250,6 +267,15 @@ class AgentRunWorkflow:
     @decide_approval.validator
     def _known_approval(self, decision: ApprovalDecision) -> None:
         self._approvals.check_known(decision)
+
+    @workflow.update
+    async def reply(self, reply: Reply) -> ReplyResult:
+        """The customer's message to a run waiting on them (``agentledger reply``)."""
+        return await self._conversation.reply(reply)
+
+    @reply.validator
+    def _can_reply(self, reply: Reply) -> None:
+        self._conversation.check(reply)
 
     @workflow.query
     def state(self) -> WorkingState:

@@ -49,7 +49,7 @@ def test_a_compacted_log_projects_to_the_same_state_as_the_full_log(
 
     assert shortened == full
     assert state_hash(shortened) == state_hash(full)
-    assert next_step(shortened) == next_step(full)
+    assert next_step(shortened, None) == next_step(full, None)
     assert shortened.completed_actions == full.completed_actions  # no tool call is repeated
 
 

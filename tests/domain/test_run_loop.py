@@ -25,7 +25,7 @@ def started() -> RunScript:
 
 
 def test_a_new_run_starts_by_choosing_its_next_action() -> None:
-    assert next_step(project(started().events)) == CHOOSE_NEXT_ACTION
+    assert next_step(project(started().events), None) == CHOOSE_NEXT_ACTION
 
 
 def test_a_run_keeps_gathering_after_a_tool_call() -> None:
@@ -33,13 +33,13 @@ def test_a_run_keeps_gathering_after_a_tool_call() -> None:
     s.call("get_order", {"order_id": "ord_4821"})
     s.authorise("op_1", "get_order", {"order_id": "ord_4821"})
     s.receipt("op_1", "get_order")
-    assert next_step(project(s.events)) == CHOOSE_NEXT_ACTION
+    assert next_step(project(s.events), None) == CHOOSE_NEXT_ACTION
 
 
 def test_after_proceed_to_answer_the_run_drafts_the_answer() -> None:
     s = started()
     s.proceed()
-    assert next_step(project(s.events)) == DRAFT_ANSWER
+    assert next_step(project(s.events), None) == DRAFT_ANSWER
 
 
 def test_a_run_waiting_on_a_proposed_action_has_no_next_step() -> None:
@@ -49,23 +49,23 @@ def test_a_run_waiting_on_a_proposed_action_has_no_next_step() -> None:
     s.answer("You qualify for a refund review.", (SOURCE,), propose=REFUND)
     state = project(s.events)
     assert state.phase == "acting"
-    assert next_step(state) is None
+    assert next_step(state, None) is None
 
 
 def test_a_run_whose_approval_is_rejected_drafts_again() -> None:
     s = refund_run(finish=False)
     s.reject("appr_1")
-    assert next_step(project(s.events)) == DRAFT_ANSWER
+    assert next_step(project(s.events), None) == DRAFT_ANSWER
 
 
 def test_a_completed_run_has_no_next_step() -> None:
-    assert next_step(project(refund_run().events)) is None
+    assert next_step(project(refund_run().events), None) is None
 
 
 def test_a_failed_run_has_no_next_step() -> None:
     s = started()
     s.fail()
-    assert next_step(project(s.events)) is None
+    assert next_step(project(s.events), None) is None
 
 
 @pytest.mark.parametrize(

@@ -37,12 +37,9 @@ from agentledger.domain.context.packet import (
     SectionName,
     ToolDefinition,
     cited_ids_present,
+    decision_schema,
 )
-from agentledger.domain.context.profiles import (
-    OutputSchemaName,
-    RequirementRule,
-    StepProfile,
-)
+from agentledger.domain.context.profiles import RequirementRule, StepProfile
 from agentledger.domain.context.render import render_packet
 from agentledger.domain.context.state_view import StateField, state_view
 from agentledger.domain.context.tokens import (
@@ -54,6 +51,7 @@ from agentledger.domain.context.tokens import (
     model_counter,
 )
 from agentledger.domain.context.views import model_view, user_view
+from agentledger.domain.graph import OutputSchemaName
 
 __all__ = [
     "KIND_CATEGORY",
@@ -94,6 +92,7 @@ __all__ = [
     "candidates_from_state",
     "cited_ids_present",
     "counter_for_encoding",
+    "decision_schema",
     "default_counter",
     "model_counter",
     "model_view",

@@ -25,6 +25,7 @@ from agentledger.domain.context.packet import (
     OUTPUT_SCHEMAS,
     Conflict,
     ContextPacket,
+    OutputSchema,
     Section,
     ToolDefinition,
 )
@@ -68,6 +69,7 @@ class Compiled:
     conflicts: tuple[Conflict, ...]
     sections: tuple[Section, ...]
     section_tokens: dict[str, int]
+    output_schema: OutputSchema
 
 
 def build_context(
@@ -83,14 +85,19 @@ def build_context(
     model_settings_digest: str = "",
     counter: TokenCounter | None = None,
     required_ids: Sequence[str] = (),
+    output_schema: OutputSchema | None = None,
 ) -> ContextPacket:
-    """Compile the packet for one model call; see the module docstring for the rules."""
+    """Compile the packet for one model call; see the module docstring for the rules.
+    ``output_schema``: the step's decision schema (default: its profile's fixed one)."""
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     budget = token_budget.with_sections(step.section_tokens)
     tally = Tally(counter or default_counter(), {p: budget.sections[p].tokens for p in POOLS})
     selection = _select(step, principal, working_state, candidates, required_ids, now, tally)
-    compiled = _fill(step, working_state, selection, policy_version, tool_definitions, now, tally)
+    schema = output_schema or OUTPUT_SCHEMAS[step.output_schema]
+    compiled = _fill(
+        step, working_state, selection, (policy_version, schema), tool_definitions, now, tally
+    )
     _check(step, selection, compiled, tally)
     key = _cache_key(step, principal, compiled, policy_version, model_settings_digest)
     denied = len(candidates) - len(selection.allowed)
@@ -123,15 +130,17 @@ def _fill(
     step: StepProfile,
     state: WorkingState,
     selection: Selection,
-    policy_version: str,
+    prefix: tuple[str, OutputSchema],
     tool_definitions: Mapping[str, ToolDefinition],
     now: datetime,
     tally: Tally,
 ) -> Compiled:
-    """Charge the fixed prefix, the state view and the conflicts, then fill the sections."""
+    """Charge the fixed prefix (under ``prefix``: the policy version and the output schema),
+    the state view and the conflicts, then fill the sections."""
+    policy_version, schema = prefix
     tools = visible(step.allowed_tools, tool_definitions)
     proposable = visible(step.proposable_actions, tool_definitions)
-    fixed = fixed_tokens(step, policy_version, tools, proposable, tally)
+    fixed = fixed_tokens(step, policy_version, tools, proposable, schema, tally)
     view, view_tokens = working_view(step, state, now, tally, _reserve(selection, tally))
     conflicts = find_conflicts(selection.relevant, state)
     conflict_size = conflict_tokens(conflicts, tally)
@@ -139,7 +148,9 @@ def _fill(
     section_tokens: dict[str, int] = {"fixed": fixed, **{s.name: s.tokens for s in sections}}
     if conflicts:
         section_tokens["conflicts"] = conflict_size
-    return Compiled(tools, proposable, view, tuple(conflicts), tuple(sections), section_tokens)
+    return Compiled(
+        tools, proposable, view, tuple(conflicts), tuple(sections), section_tokens, schema
+    )
 
 
 def _reserve(selection: Selection, tally: Tally) -> int:
@@ -159,6 +170,13 @@ def _check(step: StepProfile, selection: Selection, compiled: Compiled, tally: T
     )
     if tally.problems:
         raise InsufficientContext(step.name, tuple(tally.problems))
+
+
+def _graph_schema(step: StepProfile, schema: OutputSchema) -> dict[str, str]:
+    """A step graph's decision schema joins the cache key; the fixed ones are named by it."""
+    if schema == OUTPUT_SCHEMAS[step.output_schema]:
+        return {}
+    return {"decision_schema": sha256_hex(schema.json_schema)}
 
 
 def _assemble(
@@ -181,7 +199,7 @@ def _assemble(
         working_state=compiled.view,
         tools=compiled.tools,
         proposable_actions=compiled.proposable,
-        output_schema=OUTPUT_SCHEMAS[step.output_schema],
+        output_schema=compiled.output_schema,
         omissions=tuple(omissions),
         denied_count=denied,
         conflicts=compiled.conflicts,
@@ -248,6 +266,7 @@ def _cache_key(
         {
             "step": step.name,
             "output_schema": step.output_schema,
+            **_graph_schema(step, compiled.output_schema),
             "instructions": [[i.id, i.content_hash] for i in instructions.items],
             "tools": [t.model_dump(mode="json") for t in compiled.tools],
             "proposable": [t.model_dump(mode="json") for t in compiled.proposable],

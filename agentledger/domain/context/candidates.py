@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import get_args
 
 from agentledger.domain.context.items import ContextItem, TrustLevel
-from agentledger.domain.state import EvidenceRef, UnresolvedError, WorkingState
+from agentledger.domain.state import EvidenceRef, Turn, UnresolvedError, WorkingState
 from agentledger.domain.workorder import WorkOrder
 
 _TRUST_LEVELS: dict[str, TrustLevel] = {t: t for t in get_args(TrustLevel)}
@@ -19,7 +19,8 @@ _TRUST_LEVELS: dict[str, TrustLevel] = {t: t for t in get_args(TrustLevel)}
 def candidates_from_state(
     state: WorkingState, instructions: Sequence[ContextItem], now: datetime
 ) -> list[ContextItem]:
-    """Instructions as given, then the user's request, evidence and unresolved errors."""
+    """Instructions as given, then the user's request, evidence, unresolved errors and the
+    conversation's turns."""
     since = state.started_at or now
     tenant = state.work_order.principal.tenant_id if state.work_order else None
     items = list(instructions)
@@ -28,6 +29,7 @@ def candidates_from_state(
     items.extend(_evidence(ref, tenant, since) for ref in state.evidence)
     errors = sorted(state.unresolved_errors.items())
     items.extend(_error(state.run_id, e, tenant, since) for _, e in errors)
+    items.extend(_turn(state.run_id, turn, tenant) for turn in state.conversation)
     return items
 
 
@@ -72,4 +74,18 @@ def _error(run_id: str, error: UnresolvedError, tenant: str | None, since: datet
         created_at=since,
         tenant_id=tenant,
         title=f"Unresolved error {error.code}",
+    )
+
+
+def _turn(run_id: str, turn: Turn, tenant: str | None) -> ContextItem:
+    """A message of the conversation: the customer's are claims, the agent's its own words."""
+    return ContextItem.make(
+        id=f"turn:{turn.seq}",
+        kind="conversation_turn",
+        content={"role": turn.role, "text": turn.text},
+        source=f"run:{run_id}",
+        trust_level="user_claim" if turn.role == "user" else "model_summary",
+        created_at=turn.at,
+        tenant_id=tenant,
+        title="Customer" if turn.role == "user" else "Agent",
     )

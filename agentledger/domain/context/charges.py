@@ -8,7 +8,7 @@ from datetime import datetime
 
 from pydantic import JsonValue
 
-from agentledger.domain.context.packet import OUTPUT_SCHEMAS, Conflict, ToolDefinition
+from agentledger.domain.context.packet import Conflict, OutputSchema, ToolDefinition
 from agentledger.domain.context.profiles import StepProfile
 from agentledger.domain.context.render import conflicts_text, fixed_text, state_text
 from agentledger.domain.context.sections import Tally
@@ -30,6 +30,7 @@ def fixed_tokens(
     policy_version: str,
     tools: Sequence[ToolDefinition],
     proposable: Sequence[ToolDefinition],
+    schema: OutputSchema,
     tally: Tally,
 ) -> int:
     """The instructions prefix: what the step may call and propose, and its output schema."""
@@ -38,7 +39,7 @@ def fixed_tokens(
         policy_version,
         [t.model_dump(mode="json") for t in tools],
         [t.model_dump(mode="json") for t in proposable],
-        OUTPUT_SCHEMAS[step.output_schema].model_dump(mode="json"),
+        schema.model_dump(mode="json"),
     )
     size = tally.counter.count(text)
     if not tally.charge("instructions", size):

@@ -6,8 +6,10 @@ explain every omission. Denied items leave no trace here beyond a count.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from functools import cache
 from types import MappingProxyType
 from typing import Annotated, Any, Literal, cast
 
@@ -16,7 +18,8 @@ from pydantic import Field, JsonValue, TypeAdapter
 from agentledger.domain._model import Frozen
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context.items import Category, Kind, TrustLevel
-from agentledger.domain.decisions import Answer, CallTool, ProceedToAnswer
+from agentledger.domain.decisions import Answer, AskUser, CallTool, Proceed, ProceedToAnswer
+from agentledger.domain.graph import OutputSchemaName, StepNode
 from agentledger.domain.tools import Governed
 
 SectionName = Literal[
@@ -170,7 +173,8 @@ def _schema(adapter: TypeAdapter[Any]) -> dict[str, JsonValue]:
     return cast(dict[str, JsonValue], adapter.json_schema())
 
 
-_NEXT_ACTION = Annotated[CallTool | ProceedToAnswer, Field(discriminator="type")]
+_BY_TYPE = Field(discriminator="type")
+_NEXT_ACTION = Annotated[CallTool | ProceedToAnswer, _BY_TYPE]
 
 OUTPUT_SCHEMAS: Mapping[str, OutputSchema] = MappingProxyType(
     {
@@ -180,3 +184,32 @@ OUTPUT_SCHEMAS: Mapping[str, OutputSchema] = MappingProxyType(
         "answer": OutputSchema(name="answer", json_schema=_schema(TypeAdapter(Answer))),
     }
 )
+
+
+_GRAPH_OUTPUTS: Mapping[tuple[str, bool], TypeAdapter[Any]] = MappingProxyType(
+    {
+        ("next_action", False): TypeAdapter(Annotated[CallTool | Proceed, _BY_TYPE]),
+        ("next_action", True): TypeAdapter(Annotated[CallTool | Proceed | AskUser, _BY_TYPE]),
+        ("answer", False): TypeAdapter(Answer),
+        ("answer", True): TypeAdapter(Annotated[Answer | AskUser, _BY_TYPE]),
+    }
+)
+
+
+@cache
+def decision_schema(name: OutputSchemaName, node: StepNode | None) -> OutputSchema:
+    """The decision a step's model must return. A manifest frozen before step graphs
+    (``node=None``) keeps the fixed schemas; under a graph a ``next_action`` step may ``proceed``
+    only to the steps its node names, and a node that may ask offers ``ask_user`` too."""
+    adapter = _GRAPH_OUTPUTS.get((name, node.ask_user)) if node is not None else None
+    if node is None or adapter is None:
+        return OUTPUT_SCHEMAS[name]
+    schema = copy.deepcopy(_schema(adapter))
+    defs = cast(dict[str, Any], schema.get("$defs", {}))
+    if "Proceed" in defs:
+        defs["Proceed"]["properties"]["to"] = {
+            "enum": list(node.next),
+            "description": "the step to move to",
+        }
+        defs["Proceed"]["required"] = ["type", "to"]
+    return OutputSchema(name=name, json_schema=schema)

@@ -6,19 +6,14 @@ verified ids and a few read tools, not the returns policy or the customer's lang
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field, JsonValue
 
 from agentledger.domain._model import Frozen
 from agentledger.domain.context.budget import Pool
 from agentledger.domain.context.items import Kind
 from agentledger.domain.context.state_view import StateField
+from agentledger.domain.graph import OutputSchemaName
 from agentledger.domain.state import WorkingState
-
-# "classification" is no step's schema any more; manifests recorded before its removal still name
-# it in a "classify" step nothing runs, so it stays readable (recorded histories replay).
-OutputSchemaName = Literal["classification", "next_action", "answer"]
 
 
 class RequirementRule(Frozen):

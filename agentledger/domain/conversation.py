@@ -1,0 +1,51 @@
+"""Who may write to a waiting run, and what a reply may be: pure rules the workflow applies in
+its reply update (refusals are recorded, up to ``MAX_RECORDED_REPLY_REFUSALS``, then refused in
+the update's validator so forged messages never fill history)."""
+
+from __future__ import annotations
+
+from agentledger.domain._model import Frozen
+from agentledger.domain.limits import MAX_REPLY_CHARS
+from agentledger.domain.manifest import ExecutionManifest
+from agentledger.domain.state import WorkingState
+
+MAX_RECORDED_REPLY_REFUSALS = 10
+
+
+class ReplyRefusal(Frozen):
+    reason_code: str
+    detail: str
+
+
+def reply_refusal(
+    state: WorkingState, manifest: ExecutionManifest | None, principal_id: str, text: str
+) -> ReplyRefusal | None:
+    """Why this reply cannot be taken now (``None``: it can)."""
+    if manifest is None or manifest.conversation is None:
+        return ReplyRefusal(
+            reason_code="not_a_conversation", detail="this run does not take replies"
+        )
+    if state.status != "running":
+        return ReplyRefusal(reason_code="run_ended", detail=f"the run has {state.status}")
+    if principal_id != state.principal_id:
+        return ReplyRefusal(
+            reason_code="not_the_requester",
+            detail=f"only the run's requester may reply; {principal_id!r} is not",
+        )
+    if state.awaiting is None:
+        return ReplyRefusal(
+            reason_code="not_waiting",
+            detail="the run is not waiting for a reply; try again when it asks or answers",
+        )
+    if not text.strip():
+        return ReplyRefusal(reason_code="empty_reply", detail="the reply is empty")
+    if len(text) > MAX_REPLY_CHARS:
+        return ReplyRefusal(
+            reason_code="reply_too_long",
+            detail=f"the reply has {len(text)} characters; at most {MAX_REPLY_CHARS} are taken",
+        )
+    return None
+
+
+def user_turns(state: WorkingState) -> int:
+    return sum(1 for turn in state.conversation if turn.role == "user")

@@ -1,0 +1,120 @@
+"""Conversations: a run parked on its customer, the reply update, and the idle timeout.
+
+A question or an answer open to follow-ups is recorded (``ReplyAwaited``) and flushed, so the
+ledger shows what the customer is asked while the run waits. The customer writes through the
+``reply`` update, checked by ``domain.conversation``; the wait is a durable timer, and a
+conversation nobody continues closes politely when it fires.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from agentledger.domain import events as ev
+    from agentledger.domain.conversation import (
+        MAX_RECORDED_REPLY_REFUSALS,
+        ReplyRefusal,
+        reply_refusal,
+        user_turns,
+    )
+    from agentledger.domain.decisions import Answer
+    from agentledger.domain.graph import ConversationPolicy
+    from agentledger.domain.steps import await_reply, close_conversation, final_answer
+
+from agentledger.workflows._core import Run
+
+
+class Reply(BaseModel):
+    """A customer's message to a waiting run, as ``principal_id``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    principal_id: str
+    text: str
+
+
+class ReplyResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    seq: int
+    reply_id: str
+
+
+class Conversation:
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    @property
+    def policy(self) -> ConversationPolicy | None:
+        return self._run.manifest.conversation
+
+    def ask(self, question: str) -> None:
+        assert self.policy is not None
+        await_reply(self._run.rec, workflow.now(), self.policy, "question", question)
+
+    def after_answer(self, answer: str) -> Answer | None:
+        """Keep the conversation open for a follow-up (``None``), or close it once the customer
+        has had their turns: then the answer the run completes with."""
+        policy = self.policy
+        assert policy is not None
+        if user_turns(self._run.state) < policy.max_turns:
+            await_reply(self._run.rec, workflow.now(), policy, "follow_up", answer)
+            return None
+        close_conversation(self._run.rec, workflow.now(), policy, "max_turns")
+        return final_answer(self._run.state, policy)
+
+    async def wait(self) -> Answer | None:
+        """Until the customer writes (``None``) or the wait's deadline passes: the conversation
+        closes, and the answer the run completes with is returned."""
+        run, policy = self._run, self.policy
+        awaited = run.state.awaiting
+        assert awaited is not None and policy is not None
+        await run.flush()  # the customer (and the inspector) must see the question now
+        left = (awaited.deadline - workflow.now()).total_seconds()
+        try:
+            await workflow.wait_condition(
+                lambda: run.state.awaiting is None, timeout=max(left, 0.001)
+            )
+        except TimeoutError:
+            close_conversation(run.rec, workflow.now(), policy, "idle_timeout")
+            return final_answer(run.state, policy)
+        return None
+
+    # ------------------------------------------------------------ the reply update
+    async def reply(self, reply: Reply) -> ReplyResult:
+        run = self._run
+        refusal = reply_refusal(run.state, run.manifest_or_none, reply.principal_id, reply.text)
+        if refusal is not None:
+            await self._refuse(reply, refusal)
+        reply_id = f"rep_{run.state.last_seq + 1}"
+        run.record(
+            ev.UserReplied(
+                **run.stamp(), text=reply.text, principal_id=reply.principal_id, reply_id=reply_id
+            )
+        )
+        return ReplyResult(seq=run.state.last_seq, reply_id=reply_id)
+
+    async def _refuse(self, reply: Reply, refusal: ReplyRefusal) -> None:
+        run = self._run
+        if run.state.status == "running" and run.state.reply_refusals < MAX_RECORDED_REPLY_REFUSALS:
+            run.record(
+                ev.ReplyRefused(
+                    **run.stamp(),
+                    attempted_by=reply.principal_id[:200],
+                    reason_code=refusal.reason_code,
+                    detail=refusal.detail,
+                )
+            )
+            await run.flush()
+        raise ApplicationError(refusal.detail, type=refusal.reason_code, non_retryable=True)
+
+    def check(self, reply: Reply) -> None:
+        """The update's validator: what it refuses never reaches history. Once a run has
+        recorded its share of refused replies, every further refusal is made here."""
+        run = self._run
+        refusal = reply_refusal(run.state, run.manifest_or_none, reply.principal_id, reply.text)
+        if refusal is None:
+            return
+        if run.state.status != "running" or run.state.reply_refusals >= MAX_RECORDED_REPLY_REFUSALS:
+            raise ValueError(f"{refusal.reason_code}: {refusal.detail}")
