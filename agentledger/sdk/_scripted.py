@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
+from typing import cast
 
 from pydantic import JsonValue
 
@@ -21,7 +22,8 @@ from agentledger.domain.manifest import ModelProfile
 from agentledger.sdk._errors import PackDefinitionError
 
 Decision = dict[str, JsonValue]
-StepScript = Callable[["PacketView"], Decision]
+StepScript = Callable[["PacketView"], Mapping[str, object]]
+"""A step's script: the decision as JSON (the runtime parses and validates it like a model's)."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ class ScriptedModel:
         script = self.steps.get(packet.step)
         if script is None:
             raise LookupError(f"scripted model {self.name!r} has no script for {packet.step!r}")
-        output = script(PacketView(packet))
+        output = cast(dict[str, JsonValue], dict(script(PacketView(packet))))
         return ModelReply(output=output, usage=ModelUsage(input_tokens=packet.total_tokens))
 
 
