@@ -30,6 +30,7 @@ _COMMANDS = {
     "show": "agentledger.reading:show",
     "approvals": "agentledger.reading:approvals",
     "docs": "agentledger.docs_command:docs_add",
+    **{name: f"agentledger.pack_commands:{name}" for name in ("packs", "schema", "new")},
 }
 
 DEFAULT_REQUEST = "Can I get a refund for order ord_4821? It arrived late."
@@ -74,7 +75,22 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("run_id")
     _docs_parser(command("docs", help="versioned policy documents for retrieval"))
     command("stop", help="stop the embedded Temporal server")
+    _pack_parsers(command)
     return parser
+
+
+def _pack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """The commands about packs themselves: what is installed, what a step expects, a new one."""
+    packs = command("packs", help="the installed packs: version, profile, source, errors")
+    packs.add_argument("--json", action="store_true", help="one JSON object per pack, per line")
+    schema = command("schema", help="the JSON schema of the decision a step expects")
+    schema.add_argument("step", help="a step of the pack's profile, e.g. choose_next_action")
+    schema.add_argument("--pack", default="support", help="the pack (default: support)")
+    new = command("new", help="scaffold something of your own")
+    kinds = new.add_subparsers(dest="new_kind", required=True, metavar="KIND")
+    pack = kinds.add_parser("pack", help="an installable pack that runs out of the box")
+    pack.add_argument("name", help="the pack's name: lower case, digits, - or _ (e.g. acme)")
+    pack.add_argument("--path", type=Path, help="the directory to create (default: ./NAME)")
 
 
 def _stack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:

@@ -20,15 +20,17 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
+from types import MappingProxyType
 from typing import Literal
 
 from agentledger.activities.ports import Pack, UnknownPack
 from agentledger.errors import AgentLedgerError, ConfigError
 
 __all__ = [
+    "BUILT_IN_PACKS",
     "ENTRY_POINT_GROUP",
     "PackLoadError",
     "PackSource",
@@ -45,7 +47,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "agentledger.packs"
 Origin = Literal["built-in", "entry point", "env", "registered"]
 
-_BUILT_IN = {"support": "agentledger.packs.support:PACK"}
+BUILT_IN_PACKS: Mapping[str, str] = MappingProxyType({"support": "agentledger.packs.support:PACK"})
 _env: dict[str, str] = {}
 _registered: dict[str, str] = {}
 
@@ -111,9 +113,9 @@ def rediscover() -> None:
 
 def pack_sources() -> tuple[PackSource, ...]:
     """Every pack name once, with the source a lookup uses, in source order."""
-    table = {name: PackSource(name, target, "built-in") for name, target in _BUILT_IN.items()}
+    table = {name: PackSource(name, target, "built-in") for name, target in BUILT_IN_PACKS.items()}
     for source in _entry_point_sources():
-        if source.name not in _BUILT_IN:
+        if source.name not in BUILT_IN_PACKS:
             table[source.name] = source
     table.update({name: PackSource(name, target, "env") for name, target in _env.items()})
     table.update({n: PackSource(n, target, "registered") for n, target in _registered.items()})
@@ -183,7 +185,7 @@ def _entry_point_sources() -> tuple[PackSource, ...]:
 def _with_conflicts(sources: list[PackSource]) -> Iterable[PackSource]:
     for source in sources:
         others = [s.describe() for s in sources if s.name == source.name and s != source]
-        if source.name in _BUILT_IN:
+        if source.name in BUILT_IN_PACKS:
             yield replace(source, problem=f"{source.name!r} is the name of a built-in pack")
         elif others:
             yield replace(source, problem=f"the name is also claimed by {', '.join(others)}")
