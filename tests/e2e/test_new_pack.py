@@ -162,15 +162,23 @@ def test_schema_prints_what_the_runs_packets_carried(
         assert json.loads(shown.stdout) == packet["output_schema"]["json_schema"]
 
 
-def test_the_scaffolds_own_tests_and_lint_pass(scaffolded: tuple[Path, Path]) -> None:
+def test_the_scaffolds_own_tests_lint_and_strict_types_pass(scaffolded: tuple[Path, Path]) -> None:
     source, _ = scaffolded
+    # mypy reads agentledger from this checkout (an editable install's import hook hides it).
+    env = {**os.environ, "MYPYPATH": str(Path(__file__).resolve().parents[2])}
     for argv in (
         ("-m", "pytest", "-q", "-p", "no:cacheprovider"),
         ("-m", "ruff", "check", "."),
         ("-m", "ruff", "format", "--check", "."),
+        ("-m", "mypy", "--cache-dir", str(source.parent / "mypy-cache"), "acme_desk_pack", "tests"),
     ):
         done = subprocess.run(
-            [sys.executable, *argv], cwd=source, capture_output=True, text=True, timeout=300
+            [sys.executable, *argv],
+            cwd=source,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert done.returncode == 0, (argv, done.stdout, done.stderr)
         assert argv[1] != "pytest" or " passed" in done.stdout
