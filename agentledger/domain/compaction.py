@@ -79,9 +79,10 @@ def compact(
 def context_state(state: WorkingState, keep_last: int = 25) -> WorkingState:
     """The state a model step is sent: every current obligation, only the latest history.
 
-    Pending approvals, facts and errors are kept whole; long histories (receipts,
-    decisions, refusals, evidence) are cut to their latest entries, so the payload of a step
-    stays flat however long the run grows. The full state stays in the workflow and the ledger.
+    Pending approvals, facts and errors are kept whole; long histories (receipts, decisions,
+    refusals, evidence, conversation turns) are cut to their latest entries, so the payload of
+    a step stays flat however long the run grows. The full state stays in the workflow and the
+    ledger.
     """
     return state.model_copy(
         update={
@@ -89,5 +90,6 @@ def context_state(state: WorkingState, keep_last: int = 25) -> WorkingState:
             "decisions": state.decisions[-keep_last:],
             "rejected_options": state.rejected_options[-keep_last:],
             "evidence": state.evidence[-2 * keep_last :],
+            "conversation": state.conversation[-2 * keep_last :],
         }
     )

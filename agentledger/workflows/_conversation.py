@@ -84,6 +84,9 @@ class Conversation:
     # ------------------------------------------------------------ the reply update
     async def reply(self, reply: Reply) -> ReplyResult:
         run = self._run
+        # An update can arrive before the run method has started (the first task of a run that
+        # continued as new): wait for the state it carries before judging the reply.
+        await workflow.wait_condition(lambda: run.state.status != "new")
         refusal = reply_refusal(run.state, run.manifest_or_none, reply.principal_id, reply.text)
         if refusal is not None:
             await self._refuse(reply, refusal)
@@ -113,6 +116,8 @@ class Conversation:
         """The update's validator: what it refuses never reaches history. Once a run has
         recorded its share of refused replies, every further refusal is made here."""
         run = self._run
+        if run.state.status == "new":
+            return  # not started (or resumed) yet: the handler judges it once it has
         refusal = reply_refusal(run.state, run.manifest_or_none, reply.principal_id, reply.text)
         if refusal is None:
             return

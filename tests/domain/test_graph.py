@@ -19,7 +19,7 @@ from agentledger.domain.graph import (
 from agentledger.domain.manifest import resolve_manifest
 from agentledger.domain.run_loop import DecisionProblem, next_step, settled_decision
 from agentledger.domain.state import AwaitedReply, WorkingState
-from tests.workflows.chat_pack import CHAT, CUSTOMER
+from bench._chat_pack import CHAT, CUSTOMER
 
 SCHEMAS = {"classify": "next_action", "gather": "next_action", "resolve": "answer"}
 CHAT_POLICY = ConversationPolicy()

@@ -12,16 +12,18 @@ from agentledger import client_ops
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project
 from agentledger.domain.limits import MAX_REPLY_CHARS
+from agentledger.domain.steps import MISSING_CONTEXT_QUESTION
 from agentledger.errors import Refused
-from agentledger.workflows import RunOutcome
+from agentledger.registry import get_pack
+from agentledger.workflows import ReplyResult, RunOutcome
+from bench._chat_pack import CUSTOMER, IDLE_SECONDS, QUESTION, STRANGER
 from tests._temporal import Harness
-from tests.workflows.chat_pack import CHAT, CHAT_CAN, CUSTOMER, IDLE_SECONDS, QUESTION, STRANGER
 
 pytestmark = pytest.mark.temporal
 
 
 async def _start(harness: Harness, request: str, pack: str = "chat") -> str:
-    work_order = (CHAT if pack == "chat" else CHAT_CAN).make_work_order(request, CUSTOMER)
+    work_order = get_pack(pack).make_work_order(request, CUSTOMER)
     handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
     return handle.id
 
@@ -31,6 +33,17 @@ async def _parked(harness: Harness, run_id: str) -> str:
     state = await client_ops.wait_for(harness.client, run_id, pending_approval=False)
     assert state.awaiting is not None, state.status
     return state.conversation[-1].text
+
+
+async def _persisted(harness: Harness, run_id: str, seq: int) -> list[ev.RunEvent]:
+    """The ledger once it holds event ``seq``: a parked run's last events are appended by the
+    activity it starts as it parks, which may still be running when a query sees the park."""
+    for _ in range(100):
+        events = harness.runtime.ledger.read(run_id)
+        if events and events[-1].seq >= seq:
+            return events
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the ledger of {run_id} never reached #{seq}")
 
 
 def _kinds(events: list[ev.RunEvent]) -> list[str]:
@@ -106,6 +119,19 @@ async def test_replies_it_must_not_take_are_refused_and_recorded(harness: Harnes
     assert [e.text for e in events if isinstance(e, ev.UserReplied)] == ["green"]
 
 
+async def test_a_step_missing_required_context_asks_for_it(harness: Harness) -> None:
+    run_id = await _start(harness, "blue", pack="chat_strict")  # no conversation turn yet
+    asked = await _parked(harness, run_id)
+    assert asked.startswith(MISSING_CONTEXT_QUESTION) and "conversation_turn" in asked
+    await client_ops.reply(harness.client, run_id, CUSTOMER.user_id, "blue, as I said")
+    assert await _parked(harness, run_id) == "You chose blue."
+    await harness.client.get_workflow_handle(run_id).terminate("checked")
+    events = harness.runtime.ledger.read(run_id)
+    rejected = [e for e in events if isinstance(e, ev.DecisionRejected)]
+    assert [r.reason_code for r in rejected] == ["insufficient_context"]
+    assert not any(isinstance(e, ev.RunFailed) for e in events)
+
+
 async def test_a_run_that_is_no_conversation_takes_no_reply(harness: Harness) -> None:
     support = await harness.start("Where is my order ord_4821?")
     await client_ops.wait_for(harness.client, support, pending_approval=True)
@@ -122,7 +148,8 @@ async def test_no_message_is_lost_across_continue_as_new(harness: Harness) -> No
     sent: list[str] = []
     for turn in range(12):
         text = f"turn {turn}: {colours[turn % 3]}"
-        # several messages at once: exactly one is taken, the others are refused (never lost)
+        # several messages at once: each is taken (recorded once) or refused to its sender;
+        # one arriving while the run continues as new waits for the next execution
         results = await asyncio.gather(
             *(
                 client_ops.reply(harness.client, run_id, CUSTOMER.user_id, f"{text} #{n}")
@@ -130,16 +157,18 @@ async def test_no_message_is_lost_across_continue_as_new(harness: Harness) -> No
             ),
             return_exceptions=True,
         )
-        taken = [f"{text} #{n}" for n, r in enumerate(results) if not isinstance(r, Exception)]
-        assert len(taken) == 1, results
-        assert all(isinstance(r, Refused) for r in results if isinstance(r, Exception)), results
-        sent += taken
+        taken = sorted(
+            (r.seq, f"{text} #{n}") for n, r in enumerate(results) if isinstance(r, ReplyResult)
+        )
+        assert taken, results
+        assert all(isinstance(r, ReplyResult | Refused) for r in results), results
+        sent += [message for _, message in taken]
         assert await _parked(harness, run_id) == f"You chose {colours[turn % 3]}."
 
-    events = harness.runtime.ledger.read(run_id)
+    live = await client_ops.live_state(harness.client, run_id)
+    events = await _persisted(harness, run_id, live.last_seq)
     _contiguous(events)
     assert any(isinstance(e, ev.HistoryCompacted) for e in events)  # it did continue as new
     assert [e.text for e in events if isinstance(e, ev.UserReplied)] == sent
-    live = await client_ops.live_state(harness.client, run_id)
     assert [t.text for t in live.conversation if t.role == "user"] == sent
     assert project(events) == live

@@ -46,5 +46,5 @@ class CompromisedModel:
         plan = planned_calls(name, user_task, injection_task)
         done = progress(packet.working_state)
         if done >= len(plan):
-            return ModelReply(output={"type": "proceed_to_answer"}, usage=usage)
+            return ModelReply(output={"type": "proceed", "to": "draft_answer"}, usage=usage)
         return ModelReply(output={"type": "call_tool", "proposal": plan[done]}, usage=usage)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentledger.domain.context import StepProfile
+from agentledger.domain.graph import StepGraph
 from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile, ToolGrant
 from agentledger.domain.tools import ToolContract
 from agentledger.domain.workorder import Budget
@@ -55,6 +56,7 @@ def profile_for(name: SuiteName, contracts: Mapping[str, ToolContract]) -> Agent
         model=COMPROMISED_MODEL,
         tool_grants=tuple(ToolGrant.of(contracts[t], ["choose_next_action"]) for t in tools),
         step_profiles=_steps(tools),
+        step_graph=StepGraph.linear("choose_next_action", "draft_answer"),
         token_budget=HOSTED_TOKEN_BUDGET,
         policy_bundle=f"agentdojo-{name}",
         budgets=Budget(steps=40, tool_calls=20, tokens=5_000_000),

@@ -70,14 +70,22 @@ class Playbook:
 def _next_action(v: _View) -> dict[str, JsonValue]:
     tools = set(v.packet.tool_names())
     if v.errors or v.order_id is None:
-        return {"type": "proceed_to_answer", "rationale": "nothing further can be verified"}
+        return {
+            "type": "proceed",
+            "to": "draft_answer",
+            "rationale": "nothing further can be verified",
+        }
     status = v.fact("order_status")
     if status is None and "get_order" in tools:
         return _call("get_order", {"order_id": v.order_id}, "verify the order first")
     query = _POLICY_QUERIES.get(str(status))
     if query and v.done("search_returns_policy") is None and "search_returns_policy" in tools:
         return _call("search_returns_policy", {"query": query}, "find the governing policy")
-    return {"type": "proceed_to_answer", "rationale": "order verified and policy retrieved"}
+    return {
+        "type": "proceed",
+        "to": "draft_answer",
+        "rationale": "order verified and policy retrieved",
+    }
 
 
 def _answer(v: _View) -> dict[str, JsonValue]:

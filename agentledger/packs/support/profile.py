@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentledger.domain.graph import StepGraph
 from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile, ToolGrant
 from agentledger.domain.workorder import Budget
 from agentledger.packs.support.contracts import (
@@ -50,6 +51,7 @@ SUPPORT_PROFILE = AgentProfile(
         ToolGrant.of(SEND_CUSTOMER_MESSAGE, ["draft_answer"]),
     ),
     step_profiles=tuple(SUPPORT_STEP_PROFILES.values()),
+    step_graph=StepGraph.linear("choose_next_action", "draft_answer"),
     token_budget=SUPPORT_BUDGET,
     policy_bundle="support-policies",
     budgets=Budget(steps=12, tool_calls=6, tokens=60_000, wall_seconds=7 * 24 * 3600),

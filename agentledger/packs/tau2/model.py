@@ -31,7 +31,11 @@ class GoldActionModel:
             answer = f"Completed {done} of {len(actions)} planned actions."
             return ModelReply(output={"type": "answer", "answer": answer}, usage=usage)
         if done >= len(actions):
-            output: dict[str, JsonValue] = {"type": "proceed_to_answer", "rationale": "all done"}
+            output: dict[str, JsonValue] = {
+                "type": "proceed",
+                "to": "draft_answer",
+                "rationale": "all done",
+            }
             return ModelReply(output=output, usage=usage)
         action = actions[done]
         proposal: dict[str, JsonValue] = {"tool": action.tool, "arguments": action.arguments}
