@@ -93,14 +93,39 @@ async def _record_continue_as_new() -> None:
         print(f"recorded loop_continue_as_new: {len(runs)} runs")
 
 
+async def _record_conversation(name: str) -> None:
+    """A conversation under a step graph: a question, the reply, an answer, a follow-up, its
+    answer, then the idle timer closing it (``bench._chat_pack``)."""
+    from bench._chat_pack import CHAT, CUSTOMER
+
+    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+        order = CHAT.make_work_order("I'd like to pick a colour", CUSTOMER)
+        handle = await client_ops.start_run(
+            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
+        )
+        for text in ("red, please", "actually blue"):
+            state = await client_ops.wait_for(stack.client, handle.id, pending_approval=False)
+            assert state.awaiting is not None, state.status
+            with contextlib.suppress(Refused):  # refused (not the requester) and recorded
+                await client_ops.reply(stack.client, handle.id, "usr_other", text)
+            await client_ops.reply(stack.client, handle.id, CUSTOMER.user_id, text)
+        await handle.result()
+        history = await handle.fetch_history()
+        (HISTORIES / f"{name}.json").write_text(history.to_json())
+        print(f"recorded {name}: {len(history.events)} history events")
+
+
 async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     # Histories recorded by older workflow code stay checked in (they prove old runs still
     # replay); a behaviour change behind workflow.patched adds new ones under a new suffix.
     # v5: approvers from the directory, budget ceiling and work-order limits.
     # v6: tool terms frozen into the manifest (the gate reads them, not the pack's code).
-    await _record("refund_approved_v6", approve=True, forged_first=True)
-    await _record("refund_rejected_v6", approve=False)
+    # v7: step graphs frozen into the manifest (the support pack's two steps as a graph), and
+    # conversations (questions, replies, follow-ups, the idle close).
+    await _record("refund_approved_v7", approve=True, forged_first=True)
+    await _record("refund_rejected_v7", approve=False)
+    await _record_conversation("conversation_v7")
     if "--continue-as-new" in sys.argv:  # rewrites loop_continue_as_new_*: only on purpose
         await _record_continue_as_new()
 

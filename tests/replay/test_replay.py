@@ -13,6 +13,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+import bench._chat_pack  # noqa: F401  (registers the conversation history's pack)
 from agentledger import app
 from agentledger.app import pack_contracts, workflow_runner
 from agentledger.domain.events import HistoryCompacted
@@ -142,7 +143,7 @@ def _bumped(name: str) -> dict[str, ToolContract]:
 
 @pytest.mark.parametrize(
     ("name", "replays_unchanged"),
-    [("refund_approved_v6", True), ("refund_approved_v5", False)],
+    [("refund_approved_v7", True), ("refund_approved_v6", True), ("refund_approved_v5", False)],
 )
 async def test_a_deploy_that_bumps_a_contract_version_changes_no_run_that_froze_its_terms(
     name: str, replays_unchanged: bool, monkeypatch: pytest.MonkeyPatch
