@@ -25,15 +25,15 @@ if TYPE_CHECKING:
 _COMMANDS = {
     **{
         name: f"agentledger.commands:{name}"
-        for name in ("demo", "dev", "worker", "seed", "run", "approve", "verify", "stop")
+        for name in ("dev", "worker", "seed", "run", "approve", "verify", "stop")
     },
+    "demo": "agentledger.demo_command:demo",
+    "reply": "agentledger.conversation_commands:reply",
     "show": "agentledger.reading:show",
     "approvals": "agentledger.reading:approvals",
     "docs": "agentledger.docs_command:docs_add",
     **{name: f"agentledger.pack_commands:{name}" for name in ("packs", "schema", "new")},
 }
-
-DEFAULT_REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 
 
 def _global_flags(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -69,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     _stack_parsers(command)
     _run_parser(command("run", help="start a run and print its id"))
     _approve_parser(command("approve", help="approve (or --reject) a pending action"))
+    _reply_parser(command("reply", help="the customer's message to a run waiting on them"))
     _show_parser(command("show", help="a run's timeline and state, from the ledger"))
     command("approvals", help="the pending approvals inbox")
     verify = command("verify", help="compare the ledger's projection with the live run")
@@ -95,9 +96,10 @@ def _pack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
 
 def _stack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
     """The commands that bring up (or load) the stack itself: demo, dev, worker, seed."""
-    demo = command("demo", help="run the refund scenario end to end on the embedded stack")
-    demo.add_argument("--request", default=DEFAULT_REQUEST)
-    demo.add_argument("--user", default="usr_73")
+    demo = command("demo", help="a pack's sample request end to end on the embedded stack")
+    demo.add_argument("--pack", default="support", help="whose sample request (default support)")
+    demo.add_argument("--request", help="another request (default: the pack's sample)")
+    demo.add_argument("--user", help="another requester (default: the pack's sample)")
     _model_flags(demo, choose=True, register=True)
     dev = command("dev", help="start the server and a worker, and keep them up")
     _model_flags(dev, choose=False, register=True)
@@ -109,7 +111,11 @@ def _run_parser(run: argparse.ArgumentParser) -> None:
     run.add_argument("pack")
     run.add_argument("request")
     run.add_argument("--user", required=True)
-    run.add_argument("--wait", action="store_true", help="wait until it ends or needs approval")
+    run.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait until it ends, needs approval or asks its customer",
+    )
     _model_flags(run, choose=True, register=False)
 
 
@@ -122,6 +128,13 @@ def _approve_parser(approve: argparse.ArgumentParser) -> None:
     approve.add_argument(
         "--content", type=json_object, help="JSON answer to a tool server's elicitation request"
     )
+
+
+def _reply_parser(reply: argparse.ArgumentParser) -> None:
+    reply.add_argument("run_id")
+    reply.add_argument("text")
+    reply.add_argument("--as", dest="principal", required=True, help="the run's requester")
+    reply.add_argument("--wait", action="store_true", help="wait until it answers or asks again")
 
 
 def _show_parser(show: argparse.ArgumentParser) -> None:

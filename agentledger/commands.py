@@ -9,19 +9,18 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import orjson
 from pydantic import ValidationError
 
 from agentledger import client_ops
 from agentledger.activities.ledger import Ledger
 from agentledger.config import Settings
+from agentledger.conversation_commands import report
 from agentledger.devserver import ensure_dev_server, stop_dev_server
-from agentledger.domain.events import RunFailed
 from agentledger.domain.fold import project
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import ModelOverride, WorkOrder
 from agentledger.errors import ConfigError, NotFound, ServerUnavailable
-from agentledger.reading import open_ledger, print_run, require_ledger, where
+from agentledger.reading import open_ledger, require_ledger
 from agentledger.registry import UnknownPack, get_pack
 from agentledger.temporal_client import connect
 
@@ -34,7 +33,7 @@ LOCAL_PROVIDER = "local"
 LOCAL_MODEL = "gpt-4.1-mini"
 
 
-def _server(settings: Settings) -> None:
+def start_server(settings: Settings) -> None:
     if settings.embedded_temporal:
         server = ensure_dev_server(
             settings.data_dir.resolve(), port=settings.temporal_port, ui_port=settings.ui_port
@@ -46,7 +45,7 @@ def _server(settings: Settings) -> None:
         )
 
 
-def _runtime(settings: Settings, *, seed: bool = False) -> Runtime:
+def open_runtime(settings: Settings, *, seed: bool = False) -> Runtime:
     # The whole runtime (workers' activities, MCP, providers) only for commands that run one.
     from agentledger.app import Runtime
 
@@ -55,44 +54,14 @@ def _runtime(settings: Settings, *, seed: bool = False) -> Runtime:
     if fresh:
         say(f"· created the ledger in {settings.data_dir.resolve()}/")
     if seed and runtime.seed():
-        say("· seeded the support pack's system of record (customers, orders, payments, policies)")
+        say("· seeded the packs' sample systems of record, directories and policies")
     return runtime
 
 
-async def demo(settings: Settings, args: argparse.Namespace) -> int:
-    settings = _with_local_provider(settings, args)
-    _server(settings)
-    runtime = _runtime(settings, seed=True)
-    say(f"· ledger: {where(runtime.ledger)}")
-    client = await connect(settings)
-    principal = _principal(runtime.ledger, args.user)
-    async with runtime.worker(client):
-        say("· worker running in-process on task queue " + settings.task_queue)
-        work_order = _with_model(get_pack("support").make_work_order(args.request, principal), args)
-        handle = await client_ops.start_run(client, settings.task_queue, work_order)
-        say(f'· run {handle.id} started for {principal.user_id}: "{args.request}"')
-        state = await client_ops.wait_for(client, handle.id, pending_approval=True)
-        for approval in list(state.pending_approvals.values()):
-            approver = _principal(runtime.ledger, settings.demo_approver)
-            say(
-                f"· approval {approval.approval_id} requested for {approval.proposal.tool}"
-                f"({', '.join(f'{k}={v}' for k, v in approval.proposal.arguments.items())})"
-            )
-            say(
-                f"· approving as {approver.user_id} ({approver.display_name}), the configured "
-                "demo approver (AGENTLEDGER_DEMO_APPROVER)"
-            )
-            await client_ops.decide(
-                client, handle.id, approval.approval_id, approver.user_id, approve=True
-            )
-        await handle.result()
-    return print_run(runtime.ledger, handle.id)
-
-
 async def dev(settings: Settings, args: argparse.Namespace) -> int:
-    settings = _with_local_provider(settings, args)
-    _server(settings)
-    runtime = _runtime(settings, seed=True)
+    settings = with_local_provider(settings, args)
+    start_server(settings)
+    runtime = open_runtime(settings, seed=True)
     client = await connect(settings)
     say(
         f"· worker polling task queue {settings.task_queue}; Ctrl-C to stop (the server keeps "
@@ -109,7 +78,7 @@ async def dev(settings: Settings, args: argparse.Namespace) -> int:
 
 async def worker(settings: Settings, args: argparse.Namespace) -> int:
     """One member of a worker fleet: stateless, so start as many as the load needs."""
-    runtime = _runtime(settings)
+    runtime = open_runtime(settings)
     client = await connect(settings)
     say(f"· worker polling task queue {settings.task_queue} at {settings.address}")
     await runtime.worker(client).run()
@@ -117,7 +86,7 @@ async def worker(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def seed(settings: Settings, args: argparse.Namespace) -> int:
-    runtime = _runtime(settings)
+    runtime = open_runtime(settings)
     created = runtime.seed()
     say(
         "seeded the sample system of record, directory and policies"
@@ -134,14 +103,14 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
             "the worker's: AGENTLEDGER_MODEL_PROVIDERS, or `agentledger dev --base-url URL`"
         )
     require_ledger(settings)  # a run needs the directory its requester is checked against
-    runtime = _runtime(settings)
+    runtime = open_runtime(settings)
     try:
         pack = get_pack(args.pack)
     except UnknownPack as exc:
         raise ConfigError(str(exc)) from None
     client = await connect(settings)
-    work_order = _with_model(
-        pack.make_work_order(args.request, _principal(runtime.ledger, args.user)), args
+    work_order = with_model(
+        pack.make_work_order(args.request, principal_of(runtime.ledger, args.user)), args
     )
     handle = await client_ops.start_run(client, settings.task_queue, work_order)
     say(handle.id)
@@ -150,29 +119,21 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
             f"run {handle.id} is started but no worker is polling task queue "
             f"{settings.task_queue}; start one with `agentledger worker` (or `agentledger dev`)"
         )
-    if not await _until_recorded(runtime, handle.id):
+    if not await until_recorded(runtime, handle.id):
         say(f"note: run {handle.id} has not reached the ledger yet; `agentledger verify` says why")
     if not args.wait:
         return 0
     state = await client_ops.wait_for(client, handle.id, pending_approval=True)
-    for approval in state.pending_approvals.values():
-        say(
-            f"awaiting approval {approval.approval_id}: {approval.proposal.tool} "
-            f"{orjson.dumps(approval.proposal.arguments).decode()}"
-        )
-    if state.pending_approvals or state.status != "failed":
-        say("" if state.pending_approvals else state.status)
-        return 0
-    await handle.result()  # the run has flushed its last events once it has ended
-    failed = next(e for e in runtime.ledger.read(handle.id) if isinstance(e, RunFailed))
-    say(f"failed: {failed.reason_code}: {failed.message}")
-    return 1
+    return await report(client, state, runtime.ledger)
 
 
-async def _until_recorded(runtime: Runtime, run_id: str, timeout: float = 15.0) -> bool:
-    """Wait until the run's first events are in the ledger, so `show` finds it right away."""
+async def until_recorded(
+    runtime: Runtime, run_id: str, timeout: float = 15.0, seq: int = 1
+) -> bool:
+    """Wait until the run's events up to ``seq`` are in the ledger (its first, by default), so
+    `show` finds them right away."""
     deadline = asyncio.get_running_loop().time() + timeout
-    while runtime.ledger.last_seq(run_id) == 0:
+    while runtime.ledger.last_seq(run_id) < seq:
         if asyncio.get_running_loop().time() > deadline:
             return False
         await asyncio.sleep(0.05)
@@ -180,7 +141,7 @@ async def _until_recorded(runtime: Runtime, run_id: str, timeout: float = 15.0) 
 
 
 async def approve(settings: Settings, args: argparse.Namespace) -> int:
-    approver = _principal(open_ledger(settings), args.principal)
+    approver = principal_of(open_ledger(settings), args.principal)
     client = await connect(settings)
     result = await client_ops.decide(
         client,
@@ -240,7 +201,7 @@ def _running_pid(pid_file: Path) -> int | None:
     return pid
 
 
-def _principal(ledger: Ledger, user_id: str) -> Principal:
+def principal_of(ledger: Ledger, user_id: str) -> Principal:
     principal = ledger.get_principal(user_id)
     if principal is None:
         raise NotFound(
@@ -250,7 +211,7 @@ def _principal(ledger: Ledger, user_id: str) -> Principal:
     return principal
 
 
-def _with_model(work_order: WorkOrder, args: argparse.Namespace) -> WorkOrder:
+def with_model(work_order: WorkOrder, args: argparse.Namespace) -> WorkOrder:
     """Name this run's model provider; the worker resolves the name (or refuses it) and the
     manifest freezes the result."""
     model = args.model or (LOCAL_PROVIDER if args.base_url else "playbook")
@@ -260,7 +221,7 @@ def _with_model(work_order: WorkOrder, args: argparse.Namespace) -> WorkOrder:
     return work_order.model_copy(update={"model_override": choice})
 
 
-def _with_local_provider(settings: Settings, args: argparse.Namespace) -> Settings:
+def with_local_provider(settings: Settings, args: argparse.Namespace) -> Settings:
     """``--base-url`` on dev or demo: provider ``local`` on this process's own worker."""
     if not args.base_url:
         if args.api_key_env:

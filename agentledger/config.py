@@ -42,7 +42,8 @@ class Settings:
     ui_port: int = 8233
     namespace: str = "default"
     task_queue: str = "agentledger"
-    demo_approver: str = "ops_lead_1"
+    demo_approver: str | None = None
+    """Who approves in ``demo`` (``None``: the pack's sample approver)."""
     extra_packs: tuple[str, ...] = ()
     """``name=module:attribute`` entries: packs beyond the built-in ones (tests, user packs)."""
     temporal_security: TemporalSecurity = field(default_factory=TemporalSecurity)
@@ -133,7 +134,7 @@ def from_environment() -> Settings:
         ui_port=_int("AGENTLEDGER_UI_PORT", 8233),
         namespace=env("AGENTLEDGER_NAMESPACE", "default"),
         task_queue=env("AGENTLEDGER_TASK_QUEUE", "agentledger"),
-        demo_approver=env("AGENTLEDGER_DEMO_APPROVER", "ops_lead_1"),
+        demo_approver=env("AGENTLEDGER_DEMO_APPROVER") or None,
         extra_packs=tuple(p for p in env("AGENTLEDGER_PACKS", "").split(",") if p.strip()),
         temporal_security=temporal_security(os.environ),
         max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", 1000),

@@ -42,12 +42,18 @@ __all__ = [
     "refused_sources",
     "register_env_packs",
     "register_pack",
+    "unregister_pack",
 ]
 
 ENTRY_POINT_GROUP = "agentledger.packs"
 Origin = Literal["built-in", "entry point", "env", "registered"]
 
-BUILT_IN_PACKS: Mapping[str, str] = MappingProxyType({"support": "agentledger.packs.support:PACK"})
+BUILT_IN_PACKS: Mapping[str, str] = MappingProxyType(
+    {
+        "support": "agentledger.packs.support:PACK",
+        "billing": "agentledger.packs.billing:PACK",  # built only through agentledger.sdk
+    }
+)
 _env: dict[str, str] = {}
 _registered: dict[str, str] = {}
 
@@ -89,6 +95,12 @@ class PackLoadError(UnknownPack, AgentLedgerError):
 def register_pack(name: str, target: str) -> None:
     """Make another pack (``module:attribute``) available, e.g. a test's or a benchmark's."""
     _registered[_checked_name(name)] = _checked_target(name, target)
+    get_pack.cache_clear()
+
+
+def unregister_pack(name: str) -> None:
+    """Forget a pack ``register_pack`` added (a test's, when the test is done with it)."""
+    _registered.pop(name, None)
     get_pack.cache_clear()
 
 

@@ -74,6 +74,16 @@ class ModelClient(Protocol):
 
 
 @dataclass(frozen=True)
+class Sample:
+    """A request that shows what a pack does (``agentledger demo --pack NAME``): who asks, and
+    who in its sample directory approves what the run proposes."""
+
+    request: str
+    user_id: str
+    approver_id: str
+
+
+@dataclass(frozen=True)
 class Pack:
     """A domain pack: its agent profile, tools, directory, scripted models and system of record."""
 
@@ -86,6 +96,7 @@ class Pack:
     seed: Callable[[Engine], bool]
     make_work_order: Callable[[str, Principal], WorkOrder]
     policy_version: Callable[[Engine], str]
+    sample: Sample | None = None
 
     @property
     def contracts(self) -> Mapping[str, ToolContract]:

@@ -64,6 +64,7 @@ from agentledger.activities.ports import (
     ModelReply,
     ModelUsage,
     Pack,
+    Sample,
     ToolCall,
     ToolOutput,
 )
@@ -127,6 +128,7 @@ __all__ = [
     "Principal",
     "RequirementRule",
     "ResourceRef",
+    "Sample",
     "ScriptedModel",
     "SdkTool",
     "SectionBudget",

@@ -9,7 +9,7 @@ from typing import TypedDict, TypeVar, Unpack
 from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 
-from agentledger.activities.ports import ModelClient, Pack, ToolImplementation
+from agentledger.activities.ports import ModelClient, Pack, Sample, ToolImplementation
 from agentledger.domain.context import SectionBudget, StepProfile, TokenBudget
 from agentledger.domain.errors import ManifestError
 from agentledger.domain.graph import ConversationPolicy, StepGraph
@@ -85,6 +85,7 @@ class AgentPack:
         policy_bundle: str | None = None,
         evaluation_profile: str = "none",
         approval_ttl_seconds: int = 24 * 3600,
+        sample: Sample | None = None,
     ) -> None:
         self.name, self.version, self.objective = name, version, objective
         self.profile_id = profile_id or name
@@ -103,6 +104,7 @@ class AgentPack:
         self._references: References | None = None
         self._policy_version: Callable[[Engine], str] | None = None
         self._built: Pack | None = None
+        self._sample = sample
 
     # ------------------------------------------------------------------ tools
     def read_tool(
@@ -220,6 +222,7 @@ class AgentPack:
             seed=self._seed,
             make_work_order=self.make_work_order,
             policy_version=self._policy_version or self._default_policy_version,
+            sample=self._sample,
         )
         return self._built
 

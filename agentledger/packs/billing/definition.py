@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from agentledger.packs.billing.script import SCRIPT
-from agentledger.packs.billing.seed import PRINCIPALS
-from agentledger.sdk import AgentPack, Budget, ConversationPolicy, Principal, step
+from agentledger.packs.billing.seed import DEMO_APPROVER, PRINCIPALS
+from agentledger.sdk import AgentPack, Budget, ConversationPolicy, Principal, Sample, step
 
 _SUB_REF = re.compile(r"\bsub_[0-9]{4,12}\b")
 
@@ -60,6 +60,11 @@ pack = AgentPack(
     budget=Budget(steps=16, tool_calls=8, tokens=80_000, wall_seconds=7 * 24 * 3600),
     policy_bundle="billing-policies",
     evaluation_profile="billing-e2e-v1",
+    sample=Sample(
+        request="I was overcharged, can I get a prorated credit?",
+        user_id="cust_ben",
+        approver_id=DEMO_APPROVER,
+    ),
 )
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy.engine import Engine
 
+from agentledger.activities.ports import Sample
 from agentledger.activities.retrieval import GLOBAL_TENANT, SqlRetriever
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import WorkOrder
@@ -65,4 +66,9 @@ PACK = Pack(
     seed=seed,
     make_work_order=make_work_order,
     policy_version=policy_version,
+    sample=Sample(
+        request="Can I get a refund for order ord_4821? It arrived late.",
+        user_id="usr_73",
+        approver_id="ops_lead_1",
+    ),
 )

@@ -1,0 +1,57 @@
+"""``agentledger reply``, and what ``run --wait``/``reply --wait`` say about a run that stopped
+to wait: on an approval, on its customer, or because it ended."""
+
+from __future__ import annotations
+
+import argparse
+
+import orjson
+from temporalio.client import Client
+
+from agentledger import client_ops
+from agentledger.activities.ledger import Ledger
+from agentledger.config import Settings
+from agentledger.domain.events import RunFailed
+from agentledger.domain.state import WorkingState
+from agentledger.reading import open_ledger
+from agentledger.temporal_client import connect
+
+say = print
+
+
+async def reply(settings: Settings, args: argparse.Namespace) -> int:
+    """The customer's message to a run waiting on them, as ``--as`` (the run checks it is the
+    requester; anyone else is refused and recorded)."""
+    ledger = open_ledger(settings)
+    client = await connect(settings)
+    result = await client_ops.reply(client, args.run_id, args.principal, args.text)
+    say(f"{result.reply_id} taken by {args.run_id} (#{result.seq})")
+    if not args.wait:
+        return 0
+    state = await client_ops.wait_for(client, args.run_id, pending_approval=True)
+    return await report(client, state, ledger)
+
+
+async def report(client: Client, state: WorkingState, ledger: Ledger) -> int:
+    """Say what the run waits on or how it ended; 1 when it failed."""
+    for approval in state.pending_approvals.values():
+        say(
+            f"awaiting approval {approval.approval_id}: {approval.proposal.tool} "
+            f"{orjson.dumps(approval.proposal.arguments).decode()}"
+        )
+    if state.pending_approvals:
+        return 0
+    if state.awaiting is not None:
+        asked = "asks" if state.awaiting.reason == "question" else "answered; awaiting a follow-up"
+        say(f"{asked}: {state.conversation[-1].text}")
+        say(f'reply with: agentledger reply {state.run_id} "..." --as {state.principal_id}')
+        return 0
+    if state.status != "failed":
+        say(state.status)
+        return 0
+    await client.get_workflow_handle(state.run_id).result()  # its last events are flushed
+    failed = next(
+        (e for e in reversed(ledger.read(state.run_id)) if isinstance(e, RunFailed)), None
+    )
+    say(f"failed: {failed.reason_code}: {failed.message}" if failed else "failed")
+    return 1
