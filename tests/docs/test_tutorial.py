@@ -1,0 +1,96 @@
+"""docs/tutorial.md cannot rot: its Python blocks are executed in order as one module, the pack
+they declare runs on the real server (question, reply, approval, exactly one extension), and
+every ``agentledger`` command line it shows parses with the CLI's own parser."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from sqlalchemy import select
+
+from agentledger import client_ops
+from agentledger.cli import _parser
+from agentledger.domain import events as ev
+from agentledger.registry import register_pack, unregister_pack
+from tests._temporal import Harness
+
+TUTORIAL = Path(__file__).parents[2] / "docs" / "tutorial.md"
+MODULE = "giftcards_tutorial"
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", TUTORIAL.read_text(), re.S | re.M)
+
+
+@pytest.fixture
+def tutorial(tmp_path: Path) -> Iterator[ModuleType]:
+    """The tutorial's Python, as one module, registered as pack ``giftcards``."""
+    source = tmp_path / f"{MODULE}.py"
+    source.write_text("\n\n".join(blocks("python")))
+    spec = importlib.util.spec_from_file_location(MODULE, source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE] = module
+    spec.loader.exec_module(module)
+    register_pack("giftcards", f"{MODULE}:PACK")
+    yield module
+    unregister_pack("giftcards")
+    del sys.modules[MODULE]
+
+
+def test_the_tutorial_has_code_to_run() -> None:
+    assert len(blocks("python")) >= 4
+    assert "[project.entry-points." in blocks("toml")[0]
+
+
+@pytest.mark.temporal
+async def test_the_tutorial_pack_runs(tutorial: ModuleType, harness: Harness) -> None:
+    pack, customer, clerk = tutorial.PACK, tutorial.CUSTOMER, tutorial.CLERK
+    order = pack.make_work_order("My gift card stopped working", customer)
+    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    asked = await client_ops.wait_for(harness.client, handle.id, pending_approval=True)
+    assert asked.awaiting is not None and asked.conversation[-1].text == tutorial.QUESTION
+
+    await client_ops.reply(harness.client, handle.id, customer.user_id, "It is gc_1001")
+    pending = await client_ops.wait_for(harness.client, handle.id, pending_approval=True)
+    ((approval_id, approval),) = pending.pending_approvals.items()
+    assert approval.proposal.arguments == {"card_id": "gc_1001", "months": 6}
+    await client_ops.decide(harness.client, handle.id, approval_id, clerk.user_id, approve=True)
+
+    done = await client_ops.wait_for(harness.client, handle.id, pending_approval=False)
+    assert done.conversation[-1].text == "Card gc_1001 is extended."
+    with harness.runtime.ledger.engine.connect() as db:
+        extensions = db.execute(select(tutorial.EXTENSIONS)).all()
+        status = db.execute(
+            select(tutorial.CARDS.c.status).where(tutorial.CARDS.c.card_id == "gc_1001")
+        ).scalar_one()
+    assert len(extensions) == 1 and status == "active"
+    await handle.terminate("tutorial checked")
+    kinds = [e.kind for e in harness.runtime.ledger.read(handle.id)]
+    assert kinds.count("user_replied") == 1 and kinds.count("approval_granted") == 1
+    assert ev.ToolReceiptRecorded.model_fields["kind"].default in kinds
+
+
+def test_every_command_line_in_the_tutorial_parses() -> None:
+    lines = [
+        line
+        for block in blocks("console")
+        for line in block.splitlines()
+        if "agentledger " in line and not line.startswith("pip ")
+    ]
+    assert len(lines) >= 10
+    parser = _parser()
+    for line in lines:
+        words = shlex.split(line)
+        at = words.index("agentledger")
+        try:
+            parser.parse_args(words[at + 1 :])
+        except SystemExit:
+            pytest.fail(f"the tutorial shows a command the CLI does not take: {line}")
