@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 
 from agentledger.activities.ports import ModelClient, Pack, Sample, ToolImplementation
-from agentledger.domain.context import SectionBudget, StepProfile, TokenBudget
+from agentledger.domain.context import SEED_TOKEN_BUDGET, StepProfile, TokenBudget
 from agentledger.domain.errors import ManifestError
 from agentledger.domain.graph import ConversationPolicy, StepGraph
 from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile, ToolGrant
@@ -28,18 +28,7 @@ _ALWAYS = ApprovalRule(kind="always")
 F = TypeVar("F", bound=Callable[..., object])
 References = Callable[[str, Principal], Mapping[str, str]]
 
-DEFAULT_TOKEN_BUDGET = TokenBudget(
-    provider_limit=128_000,
-    application_limit=12_000,
-    safety_margin=1_000,
-    sections={
-        "instructions": SectionBudget(tokens=1_500, on_overflow="stop"),
-        "working_state": SectionBudget(tokens=1_500, on_overflow="compact"),
-        "evidence": SectionBudget(tokens=5_000, on_overflow="narrow_or_stop"),
-        "conversation": SectionBudget(tokens=2_000, on_overflow="drop_oldest"),
-        "memory": SectionBudget(tokens=1_000, on_overflow="drop_lowest_priority"),
-    },
-)
+DEFAULT_TOKEN_BUDGET = SEED_TOKEN_BUDGET
 """A 12,000-token packet in the builder's five pools (the support pack's table)."""
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,8 @@ import pytest
 from agentledger.activities.ledger import Ledger
 from agentledger.devserver import DevServer
 from agentledger.domain import events as ev
-from tests.e2e.test_cli import CLI, cli, embedded_env_at
+from tests.e2e._worker import cli_worker
+from tests.e2e.test_cli import cli, embedded_env_at
 
 pytestmark = pytest.mark.temporal
 
@@ -34,19 +34,8 @@ def env(temporal_server: DevServer, tmp_path_factory: pytest.TempPathFactory) ->
 
 @pytest.fixture(scope="module")
 def worker(env: dict[str, str]) -> Iterator[None]:
-    seeded = cli(env, "seed")
-    assert seeded.returncode == 0, seeded.stderr
-    process = subprocess.Popen(
-        [*CLI, "worker"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert process.stdout is not None
-    first = process.stdout.readline()
-    assert "worker polling" in first, first + process.stdout.read()
-    try:
+    with cli_worker(env):
         yield
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def test_a_conversation_through_the_cli(env: dict[str, str], worker: None) -> None:

@@ -24,6 +24,7 @@ from agentledger.activities.ledger import Ledger
 from agentledger.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project
+from tests.e2e._worker import cli_worker
 from tests.e2e.test_cli import CLI
 
 PACK = "acme-desk"
@@ -80,22 +81,8 @@ def env(
 
 @pytest.fixture(scope="module")
 def worker(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    seeded = cli(env, "seed")
-    assert seeded.returncode == 0, seeded.stderr
-    process = subprocess.Popen(
-        [*CLI, "worker"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert process.stdout is not None
-    first = process.stdout.readline()
-    assert "worker polling" in first, first + process.stdout.read()
-    try:
+    with cli_worker(env) as process:
         yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        finally:
-            process.kill()
 
 
 def test_the_installed_pack_is_listed_by_its_entry_point(env: dict[str, str]) -> None:

@@ -6,6 +6,7 @@ argument; the only state is a token-count memo that cannot change a result.
 
 from agentledger.domain.context.budget import (
     POOLS,
+    SEED_TOKEN_BUDGET,
     Overflow,
     Pool,
     SectionBudget,
@@ -58,6 +59,7 @@ __all__ = [
     "KIND_TRUST",
     "OUTPUT_SCHEMAS",
     "POOLS",
+    "SEED_TOKEN_BUDGET",
     "TRUST_RANK",
     "ApproxTokenCounter",
     "BpeTokenCounter",

@@ -59,3 +59,19 @@ class TokenBudget(Frozen):
             for pool, s in self.sections.items()
         }
         return TokenBudget.model_validate({**self.model_dump(), "sections": sections})
+
+
+SEED_TOKEN_BUDGET = TokenBudget(
+    provider_limit=128_000,
+    application_limit=12_000,
+    safety_margin=1_000,
+    sections={
+        "instructions": SectionBudget(tokens=1_500, on_overflow="stop"),
+        "working_state": SectionBudget(tokens=1_500, on_overflow="compact"),
+        "evidence": SectionBudget(tokens=5_000, on_overflow="narrow_or_stop"),
+        "conversation": SectionBudget(tokens=2_000, on_overflow="drop_oldest"),
+        "memory": SectionBudget(tokens=1_000, on_overflow="drop_lowest_priority"),
+    },
+)
+"""Seed 000's 12,000-token packet table, in the builder's five pools: the support pack's, and
+the SDK's default for a pack that sizes none."""

@@ -10,6 +10,7 @@ on SQLite the ledger engine's ``ledger_write`` option begins IMMEDIATE) before i
 from __future__ import annotations
 
 import calendar
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Final
@@ -84,6 +85,39 @@ def _record_change(
     )
 
 
+Planned = ToolFailure | tuple[datetime, str, dict[str, Any]]
+"""A change judged against the locked subscription: refused, or (effective until, reason, the
+subscription's new values)."""
+
+
+def _change_once(
+    ctx: ToolContext, subscription_id: str, action: str, plan: Callable[[Any], Planned]
+) -> ToolFailure | None:
+    """Make one change to one of the customer's subscriptions under the call's key, once: the
+    row locked, ``plan`` judged against it, the change recorded with the new values. Returns
+    the refusal, if any; a key that already made its change changes nothing again."""
+    try:
+        with _writer(ctx.engine).begin() as conn:
+            row = owned(conn, ctx, subscription_id, lock=True)
+            if _change(conn, ctx.key, action) is not None:
+                return None
+            if row is None:
+                return not_found(ctx, subscription_id)
+            planned = plan(row)
+            if isinstance(planned, ToolFailure):
+                return planned
+            until, reason, values = planned
+            _record_change(conn, ctx, row, action, until, reason)
+            conn.execute(
+                update(r.subscriptions)
+                .where(r.subscriptions.c.subscription_id == subscription_id)
+                .values(**values)
+            )
+    except IntegrityError:
+        pass  # a concurrent attempt with the same key won; its row is the receipt
+    return None
+
+
 def _cancellation(ctx: ToolContext, change: Any) -> ToolResult[Cancellation]:
     view = Cancellation(
         change_id=change.change_id,
@@ -112,23 +146,17 @@ def find_cancellation(ctx: ToolContext) -> ToolResult[Cancellation] | None:
 def cancel_subscription(
     ctx: ToolContext, subscription_id: SubscriptionId, reason: Reason
 ) -> ToolResult[Cancellation] | ToolFailure:
-    try:
-        with _writer(ctx.engine).begin() as conn:
-            row = owned(conn, ctx, subscription_id, lock=True)
-            if _change(conn, ctx.key, "cancel") is None:
-                if row is None:
-                    return not_found(ctx, subscription_id)
-                if row.status == "cancelled":
-                    return ToolFailure("already_cancelled", f"{subscription_id} is cancelled")
-                _record_change(conn, ctx, row, "cancel", r.utc(row.period_end), reason)
-                conn.execute(
-                    update(r.subscriptions)
-                    .where(r.subscriptions.c.subscription_id == subscription_id)
-                    .values(status="cancelled", cancelled_at=ctx.now)
-                )
-    except IntegrityError:
-        pass  # a concurrent attempt with the same key won; its row is the receipt
-    return find_cancellation(ctx) or ToolFailure("change_lost", "the cancellation was not stored")
+    def plan(row: Any) -> Planned:
+        if row.status == "cancelled":
+            return ToolFailure("already_cancelled", f"{subscription_id} is cancelled")
+        return r.utc(row.period_end), reason, {"status": "cancelled", "cancelled_at": ctx.now}
+
+    failed = _change_once(ctx, subscription_id, "cancel", plan)
+    return (
+        failed
+        or find_cancellation(ctx)
+        or ToolFailure("change_lost", "the cancellation was not stored")
+    )
 
 
 def _pause(ctx: ToolContext, change: Any) -> ToolResult[Pause]:
@@ -159,24 +187,18 @@ def find_pause(ctx: ToolContext) -> ToolResult[Pause] | None:
 def pause_subscription(
     ctx: ToolContext, subscription_id: SubscriptionId, months: Months
 ) -> ToolResult[Pause] | ToolFailure:
-    try:
-        with _writer(ctx.engine).begin() as conn:
-            row = owned(conn, ctx, subscription_id, lock=True)
-            if _change(conn, ctx.key, "pause") is None:
-                if row is None:
-                    return not_found(ctx, subscription_id)
-                if row.status != "active":
-                    return ToolFailure("not_active", f"{subscription_id} is {row.status}")
-                resumes = add_months(r.utc(row.period_end), months)
-                _record_change(conn, ctx, row, "pause", resumes, f"paused for {months} month(s)")
-                conn.execute(
-                    update(r.subscriptions)
-                    .where(r.subscriptions.c.subscription_id == subscription_id)
-                    .values(status="paused", paused_until=resumes)
-                )
-    except IntegrityError:
-        pass  # a concurrent attempt with the same key won
-    return find_pause(ctx) or ToolFailure("change_lost", "the pause was not stored")
+    def plan(row: Any) -> Planned:
+        if row.status != "active":
+            return ToolFailure("not_active", f"{subscription_id} is {row.status}")
+        resumes = add_months(r.utc(row.period_end), months)
+        return (
+            resumes,
+            f"paused for {months} month(s)",
+            {"status": "paused", "paused_until": resumes},
+        )
+
+    failed = _change_once(ctx, subscription_id, "pause", plan)
+    return failed or find_pause(ctx) or ToolFailure("change_lost", "the pause was not stored")
 
 
 # ---------------------------------------------------------------------- credits

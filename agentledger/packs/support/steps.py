@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from agentledger.domain.context import RequirementRule, SectionBudget, StepProfile, TokenBudget
+from agentledger.domain.context import SEED_TOKEN_BUDGET, RequirementRule, StepProfile
 
 CHOOSE_NEXT_ACTION = StepProfile(
     name="choose_next_action",
@@ -68,16 +68,5 @@ SUPPORT_STEP_PROFILES: Mapping[str, StepProfile] = MappingProxyType(
     {p.name: p for p in (CHOOSE_NEXT_ACTION, DRAFT_ANSWER)}
 )
 
-SUPPORT_BUDGET = TokenBudget(
-    provider_limit=128_000,
-    application_limit=12_000,
-    safety_margin=1_000,
-    sections={
-        "instructions": SectionBudget(tokens=1_500, on_overflow="stop"),
-        "working_state": SectionBudget(tokens=1_500, on_overflow="compact"),
-        "evidence": SectionBudget(tokens=5_000, on_overflow="narrow_or_stop"),
-        "conversation": SectionBudget(tokens=2_000, on_overflow="drop_oldest"),
-        "memory": SectionBudget(tokens=1_000, on_overflow="drop_lowest_priority"),
-    },
-)
+SUPPORT_BUDGET = SEED_TOKEN_BUDGET
 """The support pack's 12,000-token table (seed 000's), split into the builder's five pools."""

@@ -1,0 +1,30 @@
+"""A CLI worker process for end-to-end tests: seeded, polling, stopped afterwards."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from tests.e2e.test_cli import CLI, cli
+
+
+@contextmanager
+def cli_worker(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    """``agentledger seed``, then ``agentledger worker`` in the background until the block ends."""
+    seeded = cli(env, "seed")
+    assert seeded.returncode == 0, seeded.stderr
+    process = subprocess.Popen(
+        [*CLI, "worker"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    assert "worker polling" in first, first + process.stdout.read()
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        finally:
+            process.kill()
