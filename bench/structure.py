@@ -17,12 +17,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 LAYERS = ("domain", "workflows", "activities", "packs")
+PUBLIC = {"sdk": "SDK"}
+"""Parts of the import root with a layer of their own (the pack authors' API)."""
 
 
 def layer_of(module: str) -> str | None:
     """The layer a dotted module name belongs to, in either layout."""
     parts = module.split(".")
     if parts[0] == "agentledger":
+        if len(parts) > 1 and parts[1] in PUBLIC:
+            return PUBLIC[parts[1]]
         return parts[1].capitalize() if len(parts) > 1 and parts[1] in LAYERS else "Shell"
     if parts[0] in LAYERS:
         return parts[0].capitalize()

@@ -14,9 +14,11 @@ from agentledger.domain.events import (
     ApprovalGranted,
     ApprovalRejected,
     ApprovalRequested,
+    ConversationClosed,
     DecisionRejected,
     EvidenceRecorded,
     ReplyAwaited,
+    ReplyRefused,
     ToolCallAuthorised,
     ToolCallDenied,
     ToolReceiptRecorded,
@@ -235,7 +237,21 @@ def apply_approval_decision(
         d.settle_proposal(pending.proposal.tool)
 
 
-def apply_reply_awaited(d: Draft, event: ReplyAwaited) -> None:
+def apply_conversation(
+    d: Draft, event: ReplyAwaited | UserReplied | ReplyRefused | ConversationClosed
+) -> None:
+    match event:
+        case ReplyAwaited():
+            _reply_awaited(d, event)
+        case UserReplied():
+            _user_replied(d, event)
+        case ReplyRefused():
+            d.f["reply_refusals"] += 1
+        case ConversationClosed():
+            d.f["awaiting"] = None
+
+
+def _reply_awaited(d: Draft, event: ReplyAwaited) -> None:
     """The agent's message (a question, or an answer open to follow-ups) and the wait for the
     customer's."""
     if d.f["awaiting"] is not None:
@@ -248,7 +264,7 @@ def apply_reply_awaited(d: Draft, event: ReplyAwaited) -> None:
     )
 
 
-def apply_user_replied(d: Draft, event: UserReplied) -> None:
+def _user_replied(d: Draft, event: UserReplied) -> None:
     """The customer's message. A reply to a question resumes the step that asked; a follow-up
     after an answer starts again from the graph's entry."""
     awaited = d.f["awaiting"]

@@ -15,10 +15,9 @@ from agentledger.domain._draft import (
     apply_approval_decision,
     apply_approval_requested,
     apply_authorised,
+    apply_conversation,
     apply_evidence,
     apply_receipt,
-    apply_reply_awaited,
-    apply_user_replied,
 )
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.errors import (
@@ -133,14 +132,8 @@ def _apply(d: Draft, event: RunEvent) -> None:
             _apply_error(d, event)
         case HistoryCompacted():
             _apply_compaction(d, event)
-        case ReplyAwaited():
-            apply_reply_awaited(d, event)
-        case UserReplied():
-            apply_user_replied(d, event)
-        case ReplyRefused():
-            f["reply_refusals"] += 1
-        case ConversationClosed():
-            f["awaiting"] = None
+        case ReplyAwaited() | UserReplied() | ReplyRefused() | ConversationClosed():
+            apply_conversation(d, event)
         case RunCompleted() | RunFailed():
             f.update(status=_ENDED[event.kind], phase="done")
         case _:

@@ -109,20 +109,7 @@ def check_graph(
     if graph.entry not in names:
         raise StepGraphError(f"the entry step {graph.entry!r} is not in the graph")
     for node in graph.nodes:
-        unknown = [n for n in node.next if n not in names]
-        if unknown:
-            raise StepGraphError(f"step {node.name!r} proceeds to unknown steps {unknown}")
-        if step_schemas[node.name] == "answer" and node.next:
-            raise StepGraphError(f"step {node.name!r} answers; it cannot also proceed")
-        if step_schemas[node.name] != "answer" and not node.next:
-            raise StepGraphError(
-                f"step {node.name!r} is a dead end: it neither answers nor proceeds anywhere"
-            )
-        asks = node.ask_user or node.on_insufficient_context == "ask_user"
-        if asks and conversation is None:
-            raise StepGraphError(
-                f"step {node.name!r} may ask the user, but the profile has no conversation policy"
-            )
+        _check_node(node, names, step_schemas[node.name], conversation)
     reachable = _reachable(graph, graph.entry)
     unreachable = [n for n in names if n not in reachable]
     if unreachable:
@@ -131,6 +118,28 @@ def check_graph(
     stuck = [n for n in names if not (_reachable(graph, n) & answering)]
     if stuck:
         raise StepGraphError(f"steps from which no answering step can be reached: {stuck}")
+
+
+def _check_node(
+    node: StepNode,
+    names: tuple[str, ...],
+    schema: OutputSchemaName,
+    conversation: ConversationPolicy | None,
+) -> None:
+    unknown = [n for n in node.next if n not in names]
+    if unknown:
+        raise StepGraphError(f"step {node.name!r} proceeds to unknown steps {unknown}")
+    if schema == "answer" and node.next:
+        raise StepGraphError(f"step {node.name!r} answers; it cannot also proceed")
+    if schema != "answer" and not node.next:
+        raise StepGraphError(
+            f"step {node.name!r} is a dead end: it neither answers nor proceeds anywhere"
+        )
+    asks = node.ask_user or node.on_insufficient_context == "ask_user"
+    if asks and conversation is None:
+        raise StepGraphError(
+            f"step {node.name!r} may ask the user, but the profile has no conversation policy"
+        )
 
 
 def _reachable(graph: StepGraph, start: str) -> set[str]:
