@@ -14,7 +14,6 @@ with workflow.unsafe.imports_passed_through():
 from agentledger.workflows._approvals import ApprovalDesk
 from agentledger.workflows._core import Run
 from agentledger.workflows._effects import ToolCalls
-from agentledger.workflows._tracing import OUTCOME, REASON, of_run, span
 
 
 class Gate:
@@ -50,22 +49,16 @@ class Gate:
 
     def _authorize(self, step: str, proposal: ToolCallProposal, operation_id: str) -> Authorization:
         run = self._run
-        attributes = of_run(run, step=step, tool=proposal.tool, operation_id=operation_id)
-        with span("agentledger.authorise", attributes) as traced:
-            verdict = authorize(
-                proposal,
-                run.state,
-                run.manifest,
-                run.principal,
-                workflow.now(),
-                contracts=run.contracts,
-                step=step,
-                operation_id=operation_id,
-            )
-            traced.set_attribute(OUTCOME, verdict.kind)
-            if isinstance(verdict, Deny):
-                traced.set_attribute(REASON, verdict.reason_code)
-        return verdict
+        return authorize(
+            proposal,
+            run.state,
+            run.manifest,
+            run.principal,
+            workflow.now(),
+            contracts=run.contracts,
+            step=step,
+            operation_id=operation_id,
+        )
 
     def _record_denial(
         self, step: str, proposal: ToolCallProposal, operation_id: str, denial: Deny
