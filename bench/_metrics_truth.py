@@ -102,7 +102,8 @@ def _model(e: ev.RunEvent, ledger: Ledger) -> Iterator[Row]:
             yield "insufficient_context_total", {"outcome": "ask_user"}, 1
     elif isinstance(e, ev.BudgetCharged) and e.reason.startswith("model:"):
         body: dict[str, Any] = ledger.get_manifest_body(e.manifest_hash) or {}
-        keys = {"model_profile": body["model"]["name"], "step": e.reason.split(":", 1)[1]}
+        profile = body.get("model", {}).get("name", "unknown")
+        keys = {"model_profile": profile, "step": e.reason.split(":", 1)[1]}
         yield "model_calls_total", keys, 1
         yield "model_charged_tokens_total", keys, e.tokens
         yield "model_tokens_total", {**keys, "type": "input"}, e.input_tokens
