@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from temporalio.client import Interceptor
 from temporalio.contrib.opentelemetry import (
@@ -52,19 +53,24 @@ def enabled(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def configure(
-    exporter: SpanExporter | None = None, environ: Mapping[str, str] = os.environ
+    exporter: SpanExporter | None = None,
+    *,
+    batch: bool = False,
+    environ: Mapping[str, str] = os.environ,
 ) -> ReplaySafeTracerProvider:
-    """The process's replay-safe tracer provider, exporting to ``exporter`` span by span (tests,
-    benchmarks) or, without one, to OTLP over HTTP in batches as the ``OTEL_*`` variables say.
+    """The process's replay-safe tracer provider. Without ``exporter``: OTLP over HTTP in
+    batches, as the ``OTEL_*`` variables say. With one: span by span as each ends (tests), or
+    in batches off the worker's threads with ``batch``, as OTLP is.
 
     The global provider can be set once per process: a second call adds its exporter to the
     provider already installed."""
     provider = _installed() or _install(environ)
-    processor = (
-        BatchSpanProcessor(OTLPSpanExporter())
-        if exporter is None
-        else SimpleSpanProcessor(exporter)
-    )
+    if exporter is None:
+        processor: SpanProcessor = BatchSpanProcessor(OTLPSpanExporter())
+    elif batch:
+        processor = BatchSpanProcessor(exporter)
+    else:
+        processor = SimpleSpanProcessor(exporter)
     provider.add_span_processor(processor)
     return provider
 

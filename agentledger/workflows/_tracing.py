@@ -55,10 +55,18 @@ def of_run(run: Run, **more: AttributeValue) -> Attributes:
     return found
 
 
+_TRACERS: dict[int, Tracer] = {}
+
+
 def _tracer() -> Tracer:
-    if isinstance(trace.get_tracer_provider(), ReplaySafeTracerProvider):
-        return trace.get_tracer("agentledger.workflows")
-    return _NO_OP
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, ReplaySafeTracerProvider):
+        return _NO_OP
+    # One tracer per provider: the SDK builds a new one (and its scope) at every get_tracer.
+    found = _TRACERS.get(id(provider))
+    if found is None:
+        found = _TRACERS[id(provider)] = provider.get_tracer("agentledger.workflows")
+    return found
 
 
 def step_outcome(recorded: list[ev.RunEvent]) -> Attributes:
