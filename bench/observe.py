@@ -85,19 +85,20 @@ def _run_ids(ledger: Ledger) -> set[str]:
 
 
 async def _engine_on_off(stack: Stack, runs: int) -> tuple[list[float], list[float], set[str]]:
-    """Interleaved rounds, metrics off then on; the run ids of the metrics-on rounds."""
+    """Interleaved rounds with metrics off and on; the run ids of the metrics-on rounds."""
     ledger = stack.runtime.ledger
     off: list[float] = []
     on: list[float] = []
     observed: set[str] = set()
     metrics = LedgerMetrics.over(ledger)
-    for _ in range(3):
-        ledger.observe(None)
-        off += await engine._agentledger(stack, runs)
-        ledger.observe(metrics.projection)
-        before = _run_ids(ledger)
-        on += await engine._agentledger(stack, runs)
-        observed |= _run_ids(ledger) - before
+    for round_ in range(4):  # off first in even rounds, on first in odd ones: no order bias
+        for observing in (False, True) if round_ % 2 == 0 else (True, False):
+            ledger.observe(metrics.projection if observing else None)
+            before = _run_ids(ledger)
+            timings = await engine._agentledger(stack, runs)
+            (on if observing else off).extend(timings)
+            if observing:
+                observed |= _run_ids(ledger) - before
     ledger.observe(metrics.projection)
     stack.runtime.metrics = metrics
     return off, on, observed

@@ -4,6 +4,9 @@ nothing; labels stay bounded and never carry a run id or free text."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 
@@ -136,3 +139,15 @@ def _gauge(metrics: LedgerMetrics, name: str) -> dict[str, float]:
     families = text_string_to_metric_families(metrics.scrape())
     family = next(f for f in families if f.name == name)
     return {s.labels["tool"]: s.value for s in family.samples}
+
+
+def test_the_readme_table_lists_exactly_the_metrics_exported(ledger: Ledger) -> None:
+    metrics = LedgerMetrics.over(ledger)
+    exported = {
+        f"{f.name}_total" if f.type == "counter" else f.name for f in metrics.registry.collect()
+    }
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    table = readme.split("### Metrics", 1)[1].split("\n\n`python -m bench.observe`", 1)[0]
+    documented = set(re.findall(r"^\| `(agentledger_\w+)`", table, flags=re.MULTILINE))
+    assert sorted(documented - exported) == []
+    assert sorted(exported - documented) == []
