@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client, Interceptor
+from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
 from agentledger.config import Settings, TemporalSecurity
@@ -48,18 +47,8 @@ def connection_security(
     return options
 
 
-async def connect(
-    settings: Settings,
-    attempts: int = 20,
-    *,
-    runtime: Runtime | None = None,
-    interceptors: Sequence[Interceptor] = (),
-) -> Client:
-    """Connect with the pydantic converter; retry briefly while a fresh server finishes booting.
-
-    ``runtime``: a Temporal runtime with telemetry (``observability.metrics.temporal_runtime``),
-    which the workers built on this client share; ``None``: the SDK's default runtime.
-    """
+async def connect(settings: Settings, attempts: int = 20) -> Client:
+    """Connect with the pydantic converter; retry briefly while a fresh server finishes booting."""
     last: Exception | None = None
     for _ in range(attempts):
         try:
@@ -67,8 +56,6 @@ async def connect(
                 settings.address,
                 namespace=settings.namespace,
                 data_converter=pydantic_data_converter,
-                runtime=runtime,
-                interceptors=interceptors,
                 **connection_security(settings.temporal_security),
             )
         except RuntimeError as exc:  # the SDK reports connection failures as RuntimeError

@@ -1,1 +1,0 @@
-"""Observing the runtime: metrics derived from the ledger, traces and structured logs."""
