@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from temporalio.client import Client
+from temporalio.runtime import Runtime as TemporalRuntime
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
@@ -20,7 +21,8 @@ from agentledger.activities.ports import ModelClient
 from agentledger.activities.run_activities import RunActivities
 from agentledger.config import Settings
 from agentledger.domain.tools import ToolContract
-from agentledger.errors import DatabaseUnavailable
+from agentledger.errors import ConfigError, DatabaseUnavailable
+from agentledger.observability.metrics import LedgerMetrics, serve_metrics, temporal_runtime
 from agentledger.registry import get_pack, pack_names, register_env_packs
 from agentledger.workflows import AgentRunWorkflow, recorded_contracts
 
@@ -61,6 +63,8 @@ def workflow_runner(*passthrough: str) -> SandboxedWorkflowRunner:
 class Runtime:
     settings: Settings
     ledger: Ledger
+    metrics: LedgerMetrics | None = None
+    """Set by ``serve_metrics``: the projection observing this process's ledger appends."""
 
     @classmethod
     def open(cls, settings: Settings) -> Runtime:
@@ -91,6 +95,26 @@ class Runtime:
             memory = MemoryStore(self.ledger.engine)
             remember_preference(memory, usr_73, "language", "en", datetime.now(UTC))
         return created
+
+    def serve_metrics(self) -> TemporalRuntime | None:
+        """With ``settings.metrics_port``: count this process's ledger appends and serve them
+        on ``/metrics`` together with the Temporal SDK's metrics, whose runtime is returned
+        for the client (``temporal_client.connect(runtime=...)``); else ``None``."""
+        port = self.settings.metrics_port
+        if port is None:
+            return None
+        temporal, sdk_address = temporal_runtime()
+        metrics = LedgerMetrics.over(self.ledger, sdk_address=sdk_address)
+        try:
+            serve_metrics(metrics, port, self.settings.metrics_host)
+        except OSError as exc:
+            self.ledger.observe(None)
+            raise ConfigError(
+                f"cannot serve metrics on {self.settings.metrics_host}:{port} ({exc.strerror}); "
+                "choose another --metrics-port (AGENTLEDGER_METRICS_PORT)"
+            ) from None
+        self.metrics = metrics
+        return temporal
 
     def models(self) -> Mapping[str, ModelClient]:
         """Every pack's scripted models (``playbook``) plus the real providers."""

@@ -103,7 +103,15 @@ def _stack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
     _model_flags(demo, choose=True, register=True)
     dev = command("dev", help="start the server and a worker, and keep them up")
     _model_flags(dev, choose=False, register=True)
-    command("worker", help="run a worker against the configured server (no server start)")
+    worker = command("worker", help="run a worker against the configured server (no server start)")
+    for serving in (dev, worker):
+        serving.add_argument(
+            "--metrics-port",
+            type=int,
+            metavar="N",
+            help="serve /metrics on port N: the ledger's metrics and the Temporal SDK's "
+            "(AGENTLEDGER_METRICS_PORT)",
+        )
     command("seed", help="load the packs' sample system of record")
 
 

@@ -25,6 +25,8 @@ from agentledger.registry import UnknownPack, get_pack
 from agentledger.temporal_client import connect
 
 if TYPE_CHECKING:
+    from temporalio.runtime import Runtime as TemporalRuntime
+
     from agentledger.app import Runtime
 
 say = print
@@ -59,10 +61,10 @@ def open_runtime(settings: Settings, *, seed: bool = False) -> Runtime:
 
 
 async def dev(settings: Settings, args: argparse.Namespace) -> int:
-    settings = with_local_provider(settings, args)
+    settings = with_local_provider(settings, args).with_overrides(metrics_port=args.metrics_port)
     start_server(settings)
     runtime = open_runtime(settings, seed=True)
-    client = await connect(settings)
+    client = await connect(settings, runtime=observed(runtime))
     say(
         f"· worker polling task queue {settings.task_queue}; Ctrl-C to stop (the server keeps "
         "running; `agentledger stop` stops both)"
@@ -78,11 +80,20 @@ async def dev(settings: Settings, args: argparse.Namespace) -> int:
 
 async def worker(settings: Settings, args: argparse.Namespace) -> int:
     """One member of a worker fleet: stateless, so start as many as the load needs."""
-    runtime = open_runtime(settings)
-    client = await connect(settings)
+    runtime = open_runtime(settings.with_overrides(metrics_port=args.metrics_port))
+    client = await connect(runtime.settings, runtime=observed(runtime))
     say(f"· worker polling task queue {settings.task_queue} at {settings.address}")
     await runtime.worker(client).run()
     return 0
+
+
+def observed(runtime: Runtime) -> TemporalRuntime | None:
+    """Serve ``/metrics`` when a port is configured (and say where)."""
+    temporal = runtime.serve_metrics()
+    if temporal is not None:
+        host, port = runtime.settings.metrics_host, runtime.settings.metrics_port
+        say(f"· metrics (agentledger and Temporal SDK) at http://{host}:{port}/metrics")
+    return temporal
 
 
 async def seed(settings: Settings, args: argparse.Namespace) -> int:

@@ -51,6 +51,11 @@ class Settings:
     """Runs a worker keeps in memory between their tasks (Temporal's sticky cache, whose default
     this is). An evicted run is replayed from history at its next task: a smaller cache saves
     memory on parked runs but replays busy ones. ``python -m bench.parked`` measures both."""
+    metrics_port: int | None = None
+    """Serve ``/metrics`` on this port (worker and dev; ``None``: no metrics at all)."""
+    metrics_host: str = "0.0.0.0"
+    """Where ``/metrics`` listens: every interface, as a fleet's Prometheus scrapes from
+    elsewhere (``AGENTLEDGER_METRICS_HOST=127.0.0.1`` keeps it on the machine)."""
     model_providers: Mapping[str, ProviderConfig] = field(default_factory=dict, hash=False)
     """The model providers a run may name: endpoint, key variable and allowed models, set on
     the worker (``AGENTLEDGER_MODEL_PROVIDERS``), never by whoever starts a run."""
@@ -73,9 +78,14 @@ class Settings:
 
 
 def _int(name: str, default: int) -> int:
+    found = _optional_int(name)
+    return default if found is None else found
+
+
+def _optional_int(name: str) -> int | None:
     raw = os.environ.get(name)
-    if raw is None:
-        return default
+    if raw is None or not raw.strip():
+        return None
     try:
         return int(raw)
     except ValueError:
@@ -138,5 +148,7 @@ def from_environment() -> Settings:
         extra_packs=tuple(p for p in env("AGENTLEDGER_PACKS", "").split(",") if p.strip()),
         temporal_security=temporal_security(os.environ),
         max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", 1000),
+        metrics_port=_optional_int("AGENTLEDGER_METRICS_PORT"),
+        metrics_host=env("AGENTLEDGER_METRICS_HOST") or "0.0.0.0",
         model_providers=model_providers(env(PROVIDERS_VARIABLE)),
     )

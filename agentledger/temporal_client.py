@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client
+from temporalio.client import Client, Interceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
 from agentledger.config import Settings, TemporalSecurity
@@ -47,8 +48,18 @@ def connection_security(
     return options
 
 
-async def connect(settings: Settings, attempts: int = 20) -> Client:
-    """Connect with the pydantic converter; retry briefly while a fresh server finishes booting."""
+async def connect(
+    settings: Settings,
+    attempts: int = 20,
+    *,
+    runtime: Runtime | None = None,
+    interceptors: Sequence[Interceptor] = (),
+) -> Client:
+    """Connect with the pydantic converter; retry briefly while a fresh server finishes booting.
+
+    ``runtime``: a Temporal runtime with telemetry (``observability.metrics.temporal_runtime``),
+    which the workers built on this client share; ``None``: the SDK's default runtime.
+    """
     last: Exception | None = None
     for _ in range(attempts):
         try:
@@ -56,6 +67,8 @@ async def connect(settings: Settings, attempts: int = 20) -> Client:
                 settings.address,
                 namespace=settings.namespace,
                 data_converter=pydantic_data_converter,
+                runtime=runtime,
+                interceptors=interceptors,
                 **connection_security(settings.temporal_security),
             )
         except RuntimeError as exc:  # the SDK reports connection failures as RuntimeError

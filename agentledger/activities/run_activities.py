@@ -13,6 +13,7 @@ from pydantic import TypeAdapter
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from agentledger.activities import _telemetry
 from agentledger.activities.directory import check_requester
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.mcp import (
@@ -49,6 +50,7 @@ from agentledger.domain.context import (
     user_view,
 )
 from agentledger.domain.decisions import Decision
+from agentledger.domain.events import RunEvent
 from agentledger.domain.manifest import ExecutionManifest, resolve_manifest
 from agentledger.domain.mcp import pinned_tool
 from agentledger.domain.tools import Receipt, ToolContract, bounded_receipt
@@ -106,16 +108,19 @@ class RunActivities(RunSteps):
 
     @activity.defn(name="append_events")
     def append_events(self, params: AppendInput) -> int:
-        return self._ledger.append(params.events)
+        return self._append(params.events)
 
     @activity.defn(name="model_step")
     def model_step(self, params: ModelStepInput) -> ModelStepResult:
-        self._ledger.append(params.outbox)
+        self._append(params.outbox)
         manifest = self._manifests(params.manifest_hash)
-        try:
-            packet = self._build_packet(params, manifest)
-        except InsufficientContext as refusal:
-            return ModelStepResult(insufficient_context=str(refusal))
+        with _telemetry.span("agentledger.context_build", params.run_id, manifest.hash) as built:
+            try:
+                packet = self._build_packet(params, manifest)
+            except InsufficientContext as refusal:
+                built.set_attribute("agentledger.outcome", "insufficient_context")
+                return ModelStepResult(insufficient_context=str(refusal))
+            _telemetry.packet_built(built, packet)
         self._ledger.put_packet(
             packet.packet_hash, params.run_id, params.step, packet.model_dump(mode="json")
         )
@@ -127,29 +132,34 @@ class RunActivities(RunSteps):
                 type="UnknownModelProvider",
                 non_retryable=True,
             )
-        reply = model.decide(packet, manifest.model)
+        with _telemetry.span("agentledger.model_call", params.run_id, manifest.hash) as called:
+            reply = model.decide(packet, manifest.model)
+            _telemetry.model_called(called, manifest.model, reply)
         return decided(reply, packet, manifest)
 
     @activity.defn(name="execute_tool")
     def execute_tool(self, params: ToolStepInput) -> Receipt:
-        self._ledger.append(params.outbox)
+        self._append(params.outbox)
         tool = self._tool(params)
         changed = self._changed_contract(params, tool)
         if changed is not None:
             return self._receipt(params, tool, changed)
         call = self._tool_call(params, tool)
-        # A write first asks the system of record whether this key already ran: a retry after
-        # a crash returns the original receipt instead of acting twice.
-        output = (
-            tool.reconcile(self._ledger.engine, call) if tool.contract.scope == "write" else None
-        )
-        if output is None:
-            output = tool.execute(self._ledger.engine, call)
+        with _telemetry.span(
+            "agentledger.tool_execute", params.run_id, params.manifest_hash, tool=params.tool
+        ) as executed:
+            # A write first asks the system of record whether this key already ran: a retry
+            # after a crash returns the original receipt instead of acting twice.
+            write = tool.contract.scope == "write"
+            output = tool.reconcile(self._ledger.engine, call) if write else None
+            if output is None:
+                output = tool.execute(self._ledger.engine, call)
+            executed.set_attribute("agentledger.outcome", output.status)
         return self._receipt(params, tool, output)
 
     @activity.defn(name="reconcile_tool")
     def reconcile_tool(self, params: ToolStepInput) -> Receipt:
-        self._ledger.append(params.outbox)
+        self._append(params.outbox)
         tool = self._tool(params)
         changed = self._changed_contract(params, tool)
         if changed is not None:
@@ -166,6 +176,11 @@ class RunActivities(RunSteps):
         return self._receipt(params, tool, output)
 
     # ------------------------------------------------------------------ helpers
+    def _append(self, events: list[RunEvent]) -> int:
+        appended = self._ledger.append(events)
+        _telemetry.log_recorded(events)
+        return appended
+
     def _pack(self, name: str) -> Pack:
         try:
             return self._packs(name)

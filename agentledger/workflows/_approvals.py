@@ -37,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.state import ApprovalOutcome
 
 from agentledger.workflows._core import RETRY, Run
+from agentledger.workflows._tracing import OUTCOME, of_run, span
 
 DIRECTORY_TIMEOUT = timedelta(seconds=30)
 # Runs recorded before the directory decided who approves trusted the decision's principal.
@@ -100,13 +101,19 @@ class ApprovalDesk:
             )
         )
         await run.flush()  # the approvals inbox must show the request while we wait
-        try:
-            await workflow.wait_condition(
-                lambda: approval_id not in run.state.pending_approvals, timeout=ttl
-            )
-        except TimeoutError:
-            run.record(ev.ApprovalExpired(**run.stamp(), approval_id=approval_id))
-        return run.state.approvals[approval_id]
+        waiting = of_run(
+            run, approval_id=approval_id, operation_id=operation_id, tool=proposal.tool
+        )
+        with span("agentledger.approval_wait", waiting) as traced:
+            try:
+                await workflow.wait_condition(
+                    lambda: approval_id not in run.state.pending_approvals, timeout=ttl
+                )
+            except TimeoutError:
+                run.record(ev.ApprovalExpired(**run.stamp(), approval_id=approval_id))
+            outcome = run.state.approvals[approval_id]
+            traced.set_attribute(OUTCOME, outcome.decision)
+        return outcome
 
     async def _eligible_approvers(self) -> tuple[str, ...]:
         principal = self._run.principal

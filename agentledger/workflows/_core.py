@@ -33,6 +33,15 @@ RETRY = RetryPolicy(
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=10),
 )
+# Model calls: Temporal owns retries (provider SDK retries are off); a configuration error or a
+# rejected request is final, and a provider that stays down ends the run instead of looping.
+MODEL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=60),
+    maximum_attempts=8,
+    non_retryable_error_types=["ModelConfigError", "ModelRequestRejected", "UnknownModelProvider"],
+)
 # A write nothing can reconcile (an MCP tool) is attempted once: a retry could repeat it.
 ONCE = RetryPolicy(maximum_attempts=1)
 
@@ -110,6 +119,14 @@ class Run:
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=RETRY,
             )
+
+    def history_too_long(self) -> bool:
+        """Past the manifest's compaction thresholds (events or bytes of this execution)."""
+        info, policy = workflow.info(), self.manifest.compaction
+        return (
+            info.get_current_history_length() > policy.max_history_events
+            or info.get_current_history_size() > policy.max_history_bytes
+        )
 
     @property
     def work_order(self) -> WorkOrder:

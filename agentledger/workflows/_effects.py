@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
 
 from agentledger.workflows._approvals import ApprovalDesk
 from agentledger.workflows._core import MODEL_TIMEOUT, ONCE, RETRY, Run
+from agentledger.workflows._tracing import OUTCOME, of_run, span
 
 
 class ToolCalls:
@@ -65,12 +66,16 @@ class ToolCalls:
             outbox=run.take_outbox(),
             manifest_hash=run.manifest_hash,
         )
-        receipt = await self._call_tool(call, contract)
-        asked = declined_elicitation(receipt.model_view) if receipt is not None else None
-        if receipt is not None and asked is not None and run.manifest.pins(allow.tool):
-            receipt = await self._answer_elicitation(call, contract, allow, asked, receipt)
-        if receipt is not None:
-            record_receipt(run.rec, workflow.now(), receipt)
+        with span(
+            "agentledger.tool_call", of_run(run, tool=allow.tool, operation_id=operation_id)
+        ) as traced:
+            receipt = await self._call_tool(call, contract)
+            asked = declined_elicitation(receipt.model_view) if receipt is not None else None
+            if receipt is not None and asked is not None and run.manifest.pins(allow.tool):
+                receipt = await self._answer_elicitation(call, contract, allow, asked, receipt)
+            if receipt is not None:
+                record_receipt(run.rec, workflow.now(), receipt)
+            traced.set_attribute(OUTCOME, receipt.status if receipt is not None else "unknown")
 
     async def _call_tool(self, call: ToolStepInput, contract: Governed) -> Receipt | None:
         """The call's receipt, or ``None`` when its outcome was recorded as unknowable."""

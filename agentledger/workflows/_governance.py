@@ -14,6 +14,7 @@ with workflow.unsafe.imports_passed_through():
 from agentledger.workflows._approvals import ApprovalDesk
 from agentledger.workflows._core import Run
 from agentledger.workflows._effects import ToolCalls
+from agentledger.workflows._tracing import OUTCOME, REASON, of_run, span
 
 
 class Gate:
@@ -28,7 +29,10 @@ class Gate:
         proposal = self._run.state.proposed_action
         if proposal is None:  # defensive: the fold never leaves "acting" without a proposal
             raise ApplicationError("acting phase without a proposal", non_retryable=True)
-        await self.govern(self._run.state.current_step or "", proposal)
+        step = self._run.state.current_step or ""
+        # The proposal a step drafted, acted on after it (the step's own span has ended).
+        with span("agentledger.act", of_run(self._run, step=step, tool=proposal.tool)):
+            await self.govern(step, proposal)
 
     async def govern(self, step: str, proposal: ToolCallProposal) -> None:
         operation_id = f"op_{self._run.state.last_seq + 1}"
@@ -49,16 +53,22 @@ class Gate:
 
     def _authorize(self, step: str, proposal: ToolCallProposal, operation_id: str) -> Authorization:
         run = self._run
-        return authorize(
-            proposal,
-            run.state,
-            run.manifest,
-            run.principal,
-            workflow.now(),
-            contracts=run.contracts,
-            step=step,
-            operation_id=operation_id,
-        )
+        attributes = of_run(run, step=step, tool=proposal.tool, operation_id=operation_id)
+        with span("agentledger.authorise", attributes) as traced:
+            verdict = authorize(
+                proposal,
+                run.state,
+                run.manifest,
+                run.principal,
+                workflow.now(),
+                contracts=run.contracts,
+                step=step,
+                operation_id=operation_id,
+            )
+            traced.set_attribute(OUTCOME, verdict.kind)
+            if isinstance(verdict, Deny):
+                traced.set_attribute(REASON, verdict.reason_code)
+        return verdict
 
     def _record_denial(
         self, step: str, proposal: ToolCallProposal, operation_id: str, denial: Deny

@@ -7,11 +7,9 @@ authorizes proposals; this module holds the run loop, continue-as-new and the ha
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
-from temporalio.common import RawValue, RetryPolicy
+from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -30,23 +28,27 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.memory import outcome_proposal
     from agentledger.domain.run_loop import narrowed_budget, next_step
     from agentledger.domain.state import RunStatus, WorkingState
-    from agentledger.domain.steps import after_model_step, complete, start_step, within_budget
+    from agentledger.domain.steps import (
+        ModelStepResult,
+        after_model_step,
+        complete,
+        start_step,
+        within_budget,
+    )
     from agentledger.domain.workorder import WorkOrder
 
 from agentledger.workflows._approvals import ApprovalDecision, ApprovalDesk, ApprovalResult
 from agentledger.workflows._conversation import Conversation, Reply, ReplyResult
-from agentledger.workflows._core import MODEL_TIMEOUT, RETRY, Run, cause
+from agentledger.workflows._core import MODEL_RETRY, MODEL_TIMEOUT, RETRY, Run, cause
 from agentledger.workflows._effects import ToolCalls
 from agentledger.workflows._governance import Gate
-
-# Model calls: Temporal owns retries (provider SDK retries are off); a configuration error or a
-# rejected request is final, and a provider that stays down ends the run instead of looping.
-MODEL_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=60),
-    maximum_attempts=8,
-    non_retryable_error_types=["ModelConfigError", "ModelRequestRejected", "UnknownModelProvider"],
+from agentledger.workflows._tracing import (
+    MANIFEST_HASH,
+    OUTCOME,
+    log_outcome,
+    of_run,
+    span,
+    step_outcome,
 )
 
 
@@ -86,14 +88,17 @@ class AgentRunWorkflow:
     @workflow.run
     async def run(self, raw: RawValue) -> RunOutcome:
         run = self._run
-        params = self._decoded(raw)
-        if params is not None:
-            if params.continued is not None:
-                self._resume(params.continued)
-            else:
-                await self._start(params)
-            await self._loop(params)
-        await run.flush()
+        with span("agentledger.run", of_run(run)) as traced:
+            params = self._decoded(raw)
+            if params is not None:
+                if params.continued is not None:
+                    self._resume(params.continued)
+                else:
+                    await self._start(params)
+                await self._loop(params)
+            await run.flush()
+            traced.set_attributes(ended := of_run(run, outcome=run.state.status))
+            log_outcome(run, "run", ended)
         return RunOutcome(status=run.state.status, answer=self._final_answer())
 
     async def _loop(self, params: RunInput) -> None:
@@ -110,7 +115,7 @@ class AgentRunWorkflow:
                 break
             else:
                 await self._run_step(step)
-            if self._history_too_long() and can_compact(run.state):
+            if run.history_too_long() and can_compact(run.state):
                 await self._continue_as_new(params)
 
     def _decoded(self, raw: RawValue) -> RunInput | None:
@@ -137,17 +142,20 @@ class AgentRunWorkflow:
             if problem is not None:  # refused before any activity, recorded in a size that fits
                 self._refuse(bounded_work_order(params.work_order), "work_order_refused", problem)
                 return
-        try:
-            manifest = await workflow.execute_activity_method(
-                RunSteps.prepare_run,
-                PrepareRunInput(run_id=params.run_id, work_order=params.work_order),
-                start_to_close_timeout=MODEL_TIMEOUT,
-                retry_policy=RETRY,
-            )
-        except ActivityError as exc:
-            # A final refusal (an unknown provider, an MCP server that is not the pinned one).
-            self._refuse(params.work_order, "preparation_failed", cause(exc))
-            return
+        with span("agentledger.prepare", of_run(self._run, pack=params.work_order.pack)) as traced:
+            try:
+                manifest = await workflow.execute_activity_method(
+                    RunSteps.prepare_run,
+                    PrepareRunInput(run_id=params.run_id, work_order=params.work_order),
+                    start_to_close_timeout=MODEL_TIMEOUT,
+                    retry_policy=RETRY,
+                )
+            except ActivityError as exc:
+                # A final refusal (an unknown provider, an MCP server that is not the pinned one).
+                traced.set_attribute(OUTCOME, "preparation_failed")
+                self._refuse(params.work_order, "preparation_failed", cause(exc))
+                return
+            traced.set_attributes({MANIFEST_HASH: manifest.hash, OUTCOME: "prepared"})
         run = self._run
         run.pin_manifest(manifest, params.work_order.pack)
         work_order = params.work_order
@@ -170,13 +178,6 @@ class AgentRunWorkflow:
             )
         self._run.rec.state = carried.state
         self._run.pin_manifest(carried.manifest, self._run.work_order.pack)
-
-    def _history_too_long(self) -> bool:
-        info, policy = workflow.info(), self._run.manifest.compaction
-        return (
-            info.get_current_history_length() > policy.max_history_events
-            or info.get_current_history_size() > policy.max_history_bytes
-        )
 
     async def _continue_as_new(self, params: RunInput) -> None:
         """Record the exact facts, persist them, drain handlers, then start afresh with them."""
@@ -204,9 +205,21 @@ class AgentRunWorkflow:
         sent = start_step(run.rec, workflow.now(), step)
         if sent is None:
             return
+        with span("agentledger.step", of_run(run, step=step)) as traced:
+            result = await self._model_step(step, sent)
+            decided = None
+            if result is not None:
+                decided = after_model_step(run.rec, workflow.now(), step, result, run.manifest)
+            traced.set_attributes(outcome := step_outcome(run.rec.outbox))
+            log_outcome(run, f"step {step}", outcome)
+            await self._act(step, decided)
+
+    async def _model_step(self, step: str, sent: WorkingState) -> ModelStepResult | None:
+        """The model step's result; ``None`` when the model stayed unavailable (run failed)."""
+        run = self._run
         outbox = run.take_outbox()
         try:
-            result = await workflow.execute_activity_method(
+            return await workflow.execute_activity_method(
                 RunSteps.model_step,
                 ModelStepInput(
                     run_id=run.state.run_id,
@@ -222,8 +235,10 @@ class AgentRunWorkflow:
         except ActivityError as exc:
             run.resend(outbox)
             run.fail("model_unavailable", cause(exc))
-            return
-        decided = after_model_step(run.rec, workflow.now(), step, result, run.manifest)
+            return None
+
+    async def _act(self, step: str, decided: CallTool | AskUser | Answer | None) -> None:
+        run = self._run
         if isinstance(decided, CallTool):
             await self._gate.govern(step, decided.proposal)
         elif isinstance(decided, AskUser):

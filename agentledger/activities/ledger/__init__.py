@@ -14,6 +14,7 @@ from agentledger.activities.ledger._errors import (
     PayloadTooLarge,
 )
 from agentledger.activities.ledger._migrate import upgrade
+from agentledger.activities.ledger._observer import AppendObserver
 from agentledger.activities.ledger._rows import (
     ApprovalRow,
     ApprovalStatus,
@@ -26,6 +27,7 @@ from agentledger.activities.ledger._store import Ledger
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_EVENT_BYTES",
+    "AppendObserver",
     "ApprovalRow",
     "ApprovalStatus",
     "Ledger",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from datetime import datetime
+
+from sqlalchemy import Text, cast, func, select
 
 from agentledger.activities.ledger._base import LedgerBase
+from agentledger.activities.ledger._codec import loads
 from agentledger.activities.ledger._rows import ApprovalRow, ReceiptRow, RunRow
-from agentledger.activities.ledger._tables import approvals, receipts, runs
+from agentledger.activities.ledger._tables import approvals, receipts, run_events, runs
 
 
 class ReadModelQueries(LedgerBase):
@@ -45,3 +48,24 @@ class ReadModelQueries(LedgerBase):
         query = select(receipts).where(receipts.c.run_id == run_id).order_by(receipts.c.seq)
         with self._reading() as conn:
             return [ReceiptRow.of(row) for row in conn.execute(query)]
+
+    def pending_approvals(self) -> dict[str, tuple[int, datetime]]:
+        """Per tool: how many approvals are pending, and the soonest of their expiries."""
+        query = (
+            select(approvals.c.tool, func.count(), func.min(approvals.c.expires_at))
+            .where(approvals.c.status == "pending")
+            .group_by(approvals.c.tool)
+        )
+        with self._reading() as conn:
+            return {tool: (count, soonest) for tool, count, soonest in conn.execute(query)}
+
+    def approval_requested_at(self, run_id: str, approval_id: str) -> datetime | None:
+        """When the run's ``approval_id`` was requested (its ``ApprovalRequested`` event)."""
+        query = select(run_events.c.recorded_at, cast(run_events.c.payload, Text)).where(
+            run_events.c.run_id == run_id, run_events.c.kind == "approval_requested"
+        )
+        with self._reading() as conn:
+            for recorded_at, payload in conn.execute(query):
+                if loads(payload).get("approval_id") == approval_id:
+                    return recorded_at  # type: ignore[no-any-return]
+        return None

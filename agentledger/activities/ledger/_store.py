@@ -9,6 +9,7 @@ derived from them.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import Any, Self
@@ -30,6 +31,13 @@ from agentledger.activities.ledger._content import ContentStore
 from agentledger.activities.ledger._engine import build_engine, translate_unavailable
 from agentledger.activities.ledger._errors import LedgerConflict, LedgerError
 from agentledger.activities.ledger._migrate import upgrade
+from agentledger.activities.ledger._observer import (
+    SILENT,
+    AppendObserver,
+    newly_stored,
+    notify,
+    notify_on_commit,
+)
 from agentledger.activities.ledger._queries import ReadModelQueries
 from agentledger.activities.ledger._readmodels import apply_read_models
 from agentledger.activities.ledger._tables import approvals, receipts, run_events, runs
@@ -44,6 +52,9 @@ _STORED = select(run_events.c.schema_version, _PAYLOAD_TEXT)
 
 class Ledger(ContentStore, ReadModelQueries):
     """Open one per process and share it: it owns a connection pool."""
+
+    observer: AppendObserver = SILENT
+    """Told of every event an append newly stores, after it commits (``observe``)."""
 
     @classmethod
     def open(
@@ -73,6 +84,10 @@ class Ledger(ContentStore, ReadModelQueries):
     def close(self) -> None:
         self._engine.dispose()
 
+    def observe(self, observer: AppendObserver | None) -> None:
+        """Report newly stored events to ``observer`` from now on (``None``: to nobody)."""
+        self.observer = SILENT if observer is None else observer
+
     def __enter__(self) -> Self:
         return self
 
@@ -91,19 +106,26 @@ class Ledger(ContentStore, ReadModelQueries):
         encoded = self._encode(events)
         if not encoded:
             return 0
+        started = time.perf_counter()
         with self._writing() as conn:
-            return self._append(conn, encoded)
+            new = self._append(conn, encoded)
+        notify(self.observer, new, time.perf_counter() - started)
+        return len(new)
 
     def append_in(self, conn: Connection, events: Sequence[RunEvent]) -> int:
         """``append`` inside the caller's transaction (ideally one from ``begin()``).
 
-        After an error the caller must roll back.
+        After an error the caller must roll back. The observer hears of the new events when
+        the caller's transaction commits, and never if it rolls back.
         """
         encoded = self._encode(events)
         if not encoded:
             return 0
+        started = time.perf_counter()
         with translate_unavailable(self._engine.url):
-            return self._append(conn, encoded)
+            new = self._append(conn, encoded)
+        notify_on_commit(conn, self.observer, new, time.perf_counter() - started)
+        return len(new)
 
     def read(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
         """The run's events with ``seq > after_seq``, in order, upcast to the current schema."""
@@ -150,15 +172,17 @@ class Ledger(ContentStore, ReadModelQueries):
             encoded = _sorted_unique(encoded)
         return encoded
 
-    def _append(self, conn: Connection, encoded: list[EncodedEvent]) -> int:
+    def _append(self, conn: Connection, encoded: list[EncodedEvent]) -> list[RunEvent]:
+        """The events stored anew (the others were already there, unchanged)."""
         # A plain executemany (no RETURNING): the driver's rowcount says how many were new.
         inserted = insert_rows(conn, [e.row for e in encoded])
         if inserted < len(encoded):
             _check_unchanged(conn, encoded)
+        new = newly_stored(conn, encoded, inserted)  # before the progress rows move
         # Read-model updates are idempotent, so events already stored may safely pass again.
         nul = may_hold_nul(e.body for e in encoded)
         apply_read_models(conn, [e.event for e in encoded], clean=nul)
-        return inserted
+        return new
 
 
 def _sorted_unique(encoded: list[EncodedEvent]) -> list[EncodedEvent]:

@@ -1,0 +1,1 @@
+"""Observing the runtime: metrics derived from the ledger, traces and structured logs."""
