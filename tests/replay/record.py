@@ -42,13 +42,19 @@ async def _record(name: str, approve: bool, *, forged_first: bool = False) -> No
             if forged_first:  # refused by the directory and recorded before the real decision
                 with contextlib.suppress(Refused):
                     await client_ops.decide(
-                        stack.client, handle.id, approval_id, "mallory", approve=True
+                        stack.client,
+                        handle.id,
+                        approval_id,
+                        "mallory",
+                        issuer=stack.issuer,
+                        approve=True,
                     )
             await client_ops.decide(
                 stack.client,
                 handle.id,
                 approval_id,
                 "ops_lead_1",
+                issuer=stack.issuer,
                 approve=approve,
                 reason="" if approve else "not today",
             )
@@ -107,8 +113,12 @@ async def _record_conversation(name: str) -> None:
             state = await client_ops.wait_for(stack.client, handle.id, pending_approval=False)
             assert state.awaiting is not None, state.status
             with contextlib.suppress(Refused):  # refused (not the requester) and recorded
-                await client_ops.reply(stack.client, handle.id, "usr_other", text)
-            await client_ops.reply(stack.client, handle.id, CUSTOMER.user_id, text)
+                await client_ops.reply(
+                    stack.client, handle.id, "usr_other", text, issuer=stack.issuer
+                )
+            await client_ops.reply(
+                stack.client, handle.id, CUSTOMER.user_id, text, issuer=stack.issuer
+            )
         await handle.result()
         history = await handle.fetch_history()
         (HISTORIES / f"{name}.json").write_text(history.to_json())
