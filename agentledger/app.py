@@ -140,7 +140,7 @@ class Runtime:
             activities=[
                 *activities.all(),
                 *MemoryActivities(self.ledger, memory).all(),
-                *DirectoryActivities(self.ledger).all(),
+                *DirectoryActivities(self.ledger, self.settings.revoked_keys).all(),
             ],
             activity_executor=ThreadPoolExecutor(max_workers=max_concurrent),
             max_concurrent_activities=max_concurrent,

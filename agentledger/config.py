@@ -60,6 +60,9 @@ class Settings:
     """A JWKS file of the public keys decisions and replies may be signed with, pinned into
     each new run's manifest (``AGENTLEDGER_TRUSTED_KEYS``; ``None``: this process's own
     issuer's key)."""
+    revoked_keys: frozenset[str] = frozenset()
+    """Key ids (``kid``) no longer trusted, even by runs that pinned them: a decision they sign
+    is refused when it arrives (``AGENTLEDGER_REVOKED_KEYS``, comma-separated)."""
     issuer_key: Path | None = None
     """The Ed25519 private key (PEM) this process signs with (``AGENTLEDGER_ISSUER_KEY``;
     ``None``: the data directory's local issuer, created on first use)."""
@@ -165,6 +168,9 @@ def from_environment() -> Settings:
         metrics_port=_optional_int("AGENTLEDGER_METRICS_PORT"),
         metrics_host=env("AGENTLEDGER_METRICS_HOST") or "0.0.0.0",
         trusted_keys_file=_optional_path("AGENTLEDGER_TRUSTED_KEYS"),
+        revoked_keys=frozenset(
+            k.strip() for k in env("AGENTLEDGER_REVOKED_KEYS", "").split(",") if k.strip()
+        ),
         issuer_key=_optional_path("AGENTLEDGER_ISSUER_KEY"),
         issuer_name=env("AGENTLEDGER_ISSUER_NAME") or "agentledger-local",
         model_providers=model_providers(env(PROVIDERS_VARIABLE)),

@@ -33,7 +33,12 @@ with workflow.unsafe.imports_passed_through():
         check_approval_decision,
         eligibility_refusal,
     )
-    from agentledger.domain.assertions import Expected, VerifiedAssertion, approval_audience
+    from agentledger.domain.assertions import (
+        Expected,
+        VerifiedAssertion,
+        approval_audience,
+        refused,
+    )
     from agentledger.domain.decisions import ToolCallProposal
     from agentledger.domain.elicitation import ElicitationRequest
     from agentledger.domain.principal import APPROVER_ROLE, Principal
@@ -146,10 +151,15 @@ class ApprovalDesk:
         approver_id = proven.subject if proven is not None else decision.approver_id
         found = await workflow.execute_activity_method(
             DirectorySteps.look_up_principal,
-            LookUpPrincipalInput(user_id=approver_id),
+            LookUpPrincipalInput(
+                user_id=approver_id, key_id=proven.key_id if proven is not None else None
+            ),
             start_to_close_timeout=DIRECTORY_TIMEOUT,
             retry_policy=RETRY,
         )
+        if found.key_revoked:
+            revoked = refused("key_revoked", "the key that signed this decision was revoked")
+            await self._refuse(decision, revoked, approver_id)
         if found.principal is None:
             unknown = ApprovalRefusal(
                 reason_code="unknown_approver",

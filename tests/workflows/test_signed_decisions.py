@@ -7,8 +7,10 @@ real decision afterwards still goes through and pays once."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import jwt
@@ -16,9 +18,14 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from temporalio.client import WorkflowUpdateFailedError
 
+from agentledger.app import Runtime
+from agentledger.devserver import DevServer
 from agentledger.domain.assertions import approval_audience
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, ApprovalRejected
+from agentledger.errors import Refused
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
+from bench._chat_pack import CUSTOMER  # registers the chat pack, seeded with the stack
+from bench._stack import open_stack
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, refund_rows
 
@@ -191,7 +198,6 @@ async def test_a_reply_is_taken_only_as_its_signed_sender_with_its_signed_text(
     from agentledger.domain.events import ReplyRefused, UserReplied
     from agentledger.registry import get_pack
     from agentledger.workflows import Reply
-    from bench._chat_pack import CUSTOMER
 
     order = get_pack("chat").make_work_order("I'd like to pick a colour", CUSTOMER)
     handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
@@ -216,3 +222,24 @@ async def test_a_reply_is_taken_only_as_its_signed_sender_with_its_signed_text(
     (taken,) = of(events, UserReplied)
     assert taken.text == "red" and taken.assertion is not None
     assert taken.assertion.subject == CUSTOMER.user_id
+
+
+async def test_a_key_revoked_while_the_approval_waits_decides_nothing(
+    temporal_server: DevServer, database_url: str, tmp_path: Path
+) -> None:
+    queue = f"revoke-{uuid.uuid4().hex[:8]}"
+    stack = await open_stack(tmp_path, temporal_server.address, database_url, queue)
+    async with stack.runtime.worker(stack.client):
+        run_id = await stack.start(REQUEST)
+        state = await stack.until_approval_or_end(run_id)
+        (approval_id,) = state.pending_approvals
+    # The key the run pinned is revoked on the workers (AGENTLEDGER_REVOKED_KEYS) meanwhile.
+    revoked = dataclasses.replace(stack.settings, revoked_keys=frozenset({stack.issuer.kid}))
+    async with Runtime(revoked, stack.runtime.ledger).worker(stack.client):
+        with pytest.raises(Refused, match="revoked"):
+            await stack.decide(run_id, approval_id, "ops_lead_1")
+        await stack.client.get_workflow_handle(run_id).terminate("checked")
+    events = stack.runtime.ledger.read(run_id)
+    refused = [e.reason_code for e in of(events, ApprovalAttemptRefused)]
+    assert refused == ["assertion_key_revoked"]
+    assert not of(events, ApprovalGranted) and refund_rows(stack) == 0
