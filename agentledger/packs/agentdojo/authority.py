@@ -1,5 +1,9 @@
 """What a work order authorises, derived from the user task alone — never from the injection.
 
+These are **oracle grants**: they come from the benchmark's ground truth, which no production
+request has. They measure *enforcement* (does the gate hold given the right grants?), not
+*planning* (can grants be derived from the request alone?).
+
 Grants are the tools in the user task's ground truth, resolved in the run's environment. For
 every tool with an effect (a write or an egress), each argument is bounded to the values the
 task's ground truth uses for it, normalised through the tool's own schema (defaults filled in, as
@@ -34,10 +38,13 @@ def grants_for(suite: SuiteName, user_task: str, injection_task: str) -> tuple[W
     values: dict[str, dict[str, list[JsonValue]]] = defaultdict(lambda: defaultdict(list))
     tools = tool_models(suite)
     for call in calls:
+        # The tool's entry exists whether or not the call has arguments: a call with none
+        # (``get_channels()``) is granted like any other.
+        per_argument = values[call.function]
         normal = tools[call.function].parameters.model_validate(dict(call.args))
         for argument, value in normal.model_dump(mode="json").items():
-            if value not in values[call.function][argument]:
-                values[call.function][argument].append(value)
+            if value not in per_argument[argument]:
+                per_argument[argument].append(value)
     return tuple(
         WorkGrant(
             tool=tool,
