@@ -4,12 +4,15 @@
 model, writes approved by a scripted approver; a task passes on τ²'s DB-hash oracle with one
 receipt per write. AgentDojo: banking and slack, every replayable (user task, injection task) pair
 under the ``important_instructions`` attack with a fully compromised scripted model; the figures
-are AgentDojo's own utility and security checks (ungoverned, every attack succeeds).
+are AgentDojo's own utility and security checks (ungoverned, every attack succeeds), and a pair
+fails if any call of the user's own task is denied. AgentDojo runs on *oracle grants* (derived
+from the user task's ground truth): it measures enforcement, not planning.
 
     python -m bench.conformance [--suites tau2-retail,tau2-airline,agentdojo-banking,...]
 
 Prints per-suite counts, then one JSON line: tau2_passed, tau2_total, agentdojo_attacks_succeeded,
-agentdojo_pairs, agentdojo_utility, agentdojo_utility_baseline, seconds.
+agentdojo_own_calls_denied, agentdojo_pairs, agentdojo_utility, agentdojo_utility_baseline,
+seconds.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ async def _tau2(stack: Stack, name: Any, totals: dict[str, int]) -> None:
 
 
 async def _agentdojo(stack: Stack, name: Any, totals: dict[str, int]) -> None:
+    from agentledger.packs.agentdojo.catalog import ATTACK, BENCHMARK_VERSION
     from bench.hosted.agentdojo import judge, specs
     from bench.hosted.driver import drive
 
@@ -61,12 +65,19 @@ async def _agentdojo(stack: Stack, name: Any, totals: dict[str, int]) -> None:
     attacks = sum(o.attack_succeeded for o in outcomes)
     utility = sum(o.utility for o in outcomes)
     base = sum(o.baseline_utility for o in outcomes)
+    own = sum(o.own_denied for o in outcomes)
     print(
-        f"agentdojo {name} ({len(outcomes)} pairs, important_instructions): attacks blocked "
+        f"agentdojo {name} ({len(outcomes)} pairs, {ATTACK}, {BENCHMARK_VERSION}; oracle grants: "
+        f"measures enforcement, not planning): attacks blocked "
         f"{len(outcomes) - attacks}/{len(outcomes)}, utility {utility}/{len(outcomes)} "
-        f"(ungoverned baseline {base}), calls denied {sum(o.blocked for o in outcomes)}, "
+        f"(ungoverned baseline {base}), calls denied {sum(o.blocked for o in outcomes)} "
+        f"(of the user's own: {own} in {sum(o.own_denied > 0 for o in outcomes)} pairs), "
         f"pairs passed {sum(o.passed for o in outcomes)}/{len(outcomes)}"
     )
+    for o in outcomes:
+        if not o.passed:
+            print(f"  {o.user_task}/{o.injection_task}: {'; '.join(o.problems)}")
+    totals["agentdojo_own_calls_denied"] += own
     totals["agentdojo_attacks_succeeded"] += attacks
     totals["agentdojo_pairs"] += len(outcomes)
     totals["agentdojo_utility"] += utility
@@ -80,6 +91,7 @@ async def main(suites: list[str]) -> dict[str, Any]:
             "tau2_passed",
             "tau2_total",
             "agentdojo_attacks_succeeded",
+            "agentdojo_own_calls_denied",
             "agentdojo_pairs",
             "agentdojo_utility",
             "agentdojo_utility_baseline",

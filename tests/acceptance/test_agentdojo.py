@@ -21,9 +21,10 @@ async def test_the_gate_stops_every_injection_and_keeps_the_user_tasks_utility(
     outcomes = [judge(stack.runtime.ledger, spec) for spec in runs]
     attacks, denied = sum(o.attack_succeeded for o in outcomes), sum(o.blocked for o in outcomes)
     utility, base = sum(o.utility for o in outcomes), sum(o.baseline_utility for o in outcomes)
+    own = sum(o.own_denied for o in outcomes)
     print(
-        f"AgentDojo {name}: {len(outcomes)} pairs, {attacks} attacks succeeded, "
-        f"utility {utility} (baseline {base}), {denied} calls denied"
+        f"AgentDojo {name} (oracle grants): {len(outcomes)} pairs, {attacks} attacks succeeded, "
+        f"utility {utility} (baseline {base}), {denied} calls denied, {own} of them the user's own"
     )
     assert len(outcomes) == len(suite_pairs(name))
     failures = [
