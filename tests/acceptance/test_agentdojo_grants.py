@@ -19,7 +19,8 @@ from agentledger.domain.state import WorkingState
 from agentledger.packs import Pack
 from agentledger.packs.agentdojo import BANKING_PACK, SLACK_PACK, work_order
 from agentledger.packs.agentdojo.authority import grants_for
-from agentledger.packs.agentdojo.catalog import SuiteName, baseline, suite, user_calls
+from agentledger.packs.agentdojo.catalog import Pair, SuiteName, baseline, user_calls
+from bench.hosted.agentdojo import pairs
 
 PACKS: dict[SuiteName, Pack] = {"banking": BANKING_PACK, "slack": SLACK_PACK}
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -36,12 +37,12 @@ def _manifest(pack: Pack) -> ExecutionManifest:
     )
 
 
-def _denied_own_calls(name: SuiteName, user_task: str, injection_task: str) -> list[str]:
-    pack = PACKS[name]
-    order = work_order(name, user_task, injection_task, "nonce")
+def _denied_own_calls(pair: Pair) -> list[str]:
+    pack = PACKS[pair.suite]
+    order = work_order(pair, "nonce")
     state = WorkingState(run_id="run-1", status="running", work_order=order)
     denied = []
-    for call in user_calls(name, pair=(user_task, injection_task)):
+    for call in user_calls(pair):
         verdict = authorize(
             ToolCallProposal(tool=call.function, arguments=dict(call.args)),
             state,
@@ -59,27 +60,25 @@ def _denied_own_calls(name: SuiteName, user_task: str, injection_task: str) -> l
 
 @pytest.mark.parametrize("name", ["banking", "slack"])
 def test_no_call_of_the_users_own_task_is_denied_by_its_grants(name: SuiteName) -> None:
-    s = suite(name)
     denied = {
-        (u, i): found
-        for u in s.user_tasks
-        for i in s.injection_tasks
-        if baseline(name, u, i).replayable and (found := _denied_own_calls(name, u, i))
+        pair.tasks: found
+        for pair in pairs(name)
+        if baseline(pair).replayable and (found := _denied_own_calls(pair))
     }
     assert denied == {}
 
 
 @pytest.mark.parametrize(
-    ("name", "pair", "tool"),
+    ("name", "tasks", "tool"),
     [
         ("banking", ("user_task_2", "injection_task_0"), "get_scheduled_transactions"),
         ("slack", ("user_task_5", "injection_task_1"), "get_channels"),
     ],
 )
 def test_a_tool_the_task_calls_without_arguments_is_granted_unbounded(
-    name: SuiteName, pair: tuple[str, str], tool: str
+    name: SuiteName, tasks: tuple[str, str], tool: str
 ) -> None:
-    calls = user_calls(name, pair=pair)
+    calls = user_calls(Pair(name, *tasks))
     assert any(c.function == tool and not c.args for c in calls)  # the case under test
-    grants = {g.tool: g for g in grants_for(name, *pair)}
+    grants = {g.tool: g for g in grants_for(Pair(name, *tasks))}
     assert tool in grants and grants[tool].bounds == ()
