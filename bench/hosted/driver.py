@@ -19,7 +19,7 @@ from agentledger.domain import events as ev
 from agentledger.domain.decisions import CallTool, ToolCallProposal
 from agentledger.domain.state import WorkingState
 from agentledger.domain.workorder import WorkOrder
-from agentledger.errors import Refused
+from agentledger.errors import Refused, ServerUnavailable
 
 __all__ = ["Approver", "RunSpec", "denied_proposals", "drive"]
 
@@ -56,9 +56,10 @@ async def _run(client: Client, task_queue: str, spec: RunSpec) -> WorkingState:
     for _ in range(_MAX_LOOKS):
         try:
             state = await _step(client, handle.id, spec)
-        except (RPCError, Refused):
-            # No worker answers queries or updates while one is being replaced (crash tests);
-            # the run itself is durable, so ask again.
+        except (RPCError, Refused, ServerUnavailable):
+            # No worker answers queries or updates while one is being replaced (crash tests;
+            # under load the replacement can take seconds to poll); the run itself is durable,
+            # so ask again.
             await asyncio.sleep(0.25)
             continue
         if state is not None:
