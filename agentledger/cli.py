@@ -112,6 +112,12 @@ def _stack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
     dev = command("dev", help="start the server and a worker, and keep them up")
     _model_flags(dev, choose=False, register=True)
     worker = command("worker", help="run a worker against the configured server (no server start)")
+    worker.add_argument(
+        "--queues",
+        metavar="KINDS",
+        help="the kinds of work to take, comma-separated: workflows, models, tools (default "
+        "all; each kind's task queue is AGENTLEDGER_TASK_QUEUE, _MODEL_QUEUE, _TOOL_QUEUE)",
+    )
     for serving in (dev, worker):
         serving.add_argument(
             "--metrics-port",
