@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from temporalio.client import Client
+from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.runtime import Runtime as TemporalRuntime
-from temporalio.worker import Worker
+from temporalio.worker import Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agentledger.activities.directory import DirectoryActivities
@@ -132,11 +133,17 @@ class Runtime:
         return worker
 
     def workers(
-        self, client: Client, kinds: Iterable[str] = KINDS, *, max_concurrent: int | None = None
+        self,
+        client: Client,
+        kinds: Iterable[str] = KINDS,
+        *,
+        max_concurrent: int | None = None,
+        workflow: type = AgentRunWorkflow,
     ) -> list[Worker]:
         """A worker per task queue that ``kinds`` of work use (``workflows``: workflow tasks and
         the run's bookkeeping; ``models``: model calls; ``tools``: tool calls), so each kind
-        scales with workers of its own. Kinds that share a queue share a worker."""
+        scales with workers of its own. Kinds that share a queue share a worker. ``workflow``
+        is the run's code (another build's, in a test of a deploy)."""
         by_queue: dict[str, list[str]] = {}
         for kind in kinds:
             if kind not in KINDS:
@@ -144,7 +151,7 @@ class Runtime:
             by_queue.setdefault(self.settings.queue_of(kind), []).append(kind)
         jobs = self._jobs()
         return [
-            self._worker(client, queue, served, jobs, max_concurrent)
+            self._worker(client, queue, served, jobs, max_concurrent, workflow)
             for queue, served in by_queue.items()
         ]
 
@@ -169,6 +176,20 @@ class Runtime:
             "tools": [run.execute_tool, run.reconcile_tool],
         }
 
+    def _deployment(self) -> WorkerDeploymentConfig | None:
+        """With a deployment and build id: versioned, every run pinned to the build that
+        started it (a later build takes new runs once it is made current)."""
+        name, build = self.settings.deployment, self.settings.build_id
+        if name is None and build is None:
+            return None
+        if name is None or build is None:
+            raise ConfigError("AGENTLEDGER_DEPLOYMENT and AGENTLEDGER_BUILD_ID go together")
+        return WorkerDeploymentConfig(
+            version=WorkerDeploymentVersion(deployment_name=name, build_id=build),
+            use_worker_versioning=True,
+            default_versioning_behavior=VersioningBehavior.PINNED,
+        )
+
     def _worker(
         self,
         client: Client,
@@ -176,6 +197,7 @@ class Runtime:
         kinds: list[str],
         jobs: Mapping[str, list[Callable[..., object]]],
         max_concurrent: int | None,
+        workflow: type,
     ) -> Worker:
         limits = [self.settings.limits.get(kind, QueueLimits()) for kind in kinds]
         concurrency = max_concurrent or max(limit.concurrency for limit in limits)
@@ -185,7 +207,8 @@ class Runtime:
         return Worker(
             client,
             task_queue=queue,
-            workflows=[AgentRunWorkflow] if "workflows" in kinds else [],
+            deployment_config=self._deployment(),
+            workflows=[workflow] if "workflows" in kinds else [],
             activities=[job for kind in kinds for job in jobs[kind]],
             activity_executor=ThreadPoolExecutor(max_workers=concurrency),
             max_concurrent_activities=concurrency,

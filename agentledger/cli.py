@@ -34,6 +34,7 @@ _COMMANDS = {
     "docs": "agentledger.docs_command:docs_add",
     "token": "agentledger.token_command:token",
     "check-replay": "agentledger.replay_check:check_replay",
+    "deploy": "agentledger.deploy_command:deploy",
     **{name: f"agentledger.pack_commands:{name}" for name in ("packs", "schema", "new")},
 }
 
@@ -81,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--limit", type=int, default=100, help="newest N runs (default 100)")
     check.add_argument("--all", action="store_true", help="ended runs too, not only running")
+    _deploy_parser(command("deploy", help="route new runs to another build of the workers"))
     _docs_parser(command("docs", help="versioned policy documents for retrieval"))
     _token_parser(command("token", help="bearer tokens and public keys of this issuer"))
     command("stop", help="stop the embedded Temporal server")
@@ -183,6 +185,16 @@ def _docs_parser(docs: argparse.ArgumentParser) -> None:
     add.add_argument(
         "--approve-as", help="approve the revision as this principal (role policy_approver)"
     )
+
+
+def _deploy_parser(deploy: argparse.ArgumentParser) -> None:
+    verbs = deploy.add_subparsers(dest="deploy_command", required=True, metavar="VERB")
+    verbs.add_parser("show", help="each build of AGENTLEDGER_DEPLOYMENT and its state")
+    current = verbs.add_parser("current", help="new runs start on this build (running stay)")
+    current.add_argument("build_id")
+    ramp = verbs.add_parser("ramp", help="a share of new runs start on this build")
+    ramp.add_argument("build_id")
+    ramp.add_argument("--percent", type=float, required=True, help="0 to 100")
 
 
 def _token_parser(token: argparse.ArgumentParser) -> None:

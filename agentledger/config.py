@@ -63,6 +63,11 @@ class Settings:
     """Per kind of work (``workflows``, ``models``, ``tools``): concurrency per worker and
     activities per second across the queue (``AGENTLEDGER_MODELS_CONCURRENCY``,
     ``AGENTLEDGER_MODELS_RATE``, and likewise for ``TOOLS`` and ``WORKFLOWS``)."""
+    deployment: str | None = None
+    """Temporal worker deployment this worker belongs to (``AGENTLEDGER_DEPLOYMENT``), with
+    ``build_id`` (``AGENTLEDGER_BUILD_ID``): runs are pinned to the build that started them, so
+    a run parked for days finishes on the code it started on (README: Scale out)."""
+    build_id: str | None = None
     demo_approver: str | None = None
     """Who approves in ``demo`` (``None``: the pack's sample approver)."""
     extra_packs: tuple[str, ...] = ()
@@ -202,6 +207,8 @@ def from_environment() -> Settings:
         ui_port=_int("AGENTLEDGER_UI_PORT", 8233),
         namespace=env("AGENTLEDGER_NAMESPACE", "default"),
         task_queue=env("AGENTLEDGER_TASK_QUEUE", "agentledger"),
+        deployment=env("AGENTLEDGER_DEPLOYMENT") or None,
+        build_id=env("AGENTLEDGER_BUILD_ID") or None,
         model_queue=env("AGENTLEDGER_MODEL_QUEUE") or None,
         tool_queue=env("AGENTLEDGER_TOOL_QUEUE") or None,
         limits=_limits(),
