@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 _COMMANDS = {
     **{
         name: f"agentledger.commands:{name}"
-        for name in ("dev", "worker", "seed", "run", "approve", "verify", "stop")
+        for name in ("dev", "worker", "seed", "migrate", "run", "approve", "verify", "stop")
     },
     "demo": "agentledger.demo_command:demo",
     "reply": "agentledger.conversation_commands:reply",
@@ -129,6 +129,7 @@ def _stack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
             "(AGENTLEDGER_METRICS_PORT)",
         )
     command("seed", help="load the packs' sample system of record")
+    command("migrate", help="migrate the ledger and install the packs' tables, then exit")
 
 
 def _run_parser(run: argparse.ArgumentParser) -> None:

@@ -114,6 +114,18 @@ def observed(runtime: Runtime) -> TemporalRuntime | None:
     return temporal
 
 
+async def migrate(settings: Settings, args: argparse.Namespace) -> int:
+    """The ledger's migrations (under an advisory lock) and every pack's tables, then exit: a
+    release's one-off job, before its workers start (they would do it too, one at a time)."""
+    from sqlalchemy.engine import make_url
+
+    runtime = open_runtime(settings)
+    where = make_url(runtime.settings.ledger_url).render_as_string(hide_password=True)
+    say(f"· ledger schema up to date at {where}; the packs' tables installed")
+    runtime.ledger.engine.dispose()
+    return 0
+
+
 async def seed(settings: Settings, args: argparse.Namespace) -> int:
     runtime = open_runtime(settings)
     created = runtime.seed()

@@ -197,11 +197,27 @@ def _limits() -> dict[str, QueueLimits]:
     return found
 
 
+def database_url(url: str | None, password_file: str | None) -> str | None:
+    """The ledger's URL, its password read from a file when one is named (a container secret),
+    so that the password is in no environment variable and no manifest."""
+    if url is None or not password_file:
+        return url
+    from sqlalchemy.engine import make_url  # only for the deployments that use it
+
+    try:
+        password = Path(password_file).read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"AGENTLEDGER_DATABASE_PASSWORD_FILE: {exc}") from None
+    return make_url(url).set(password=password).render_as_string(hide_password=False)
+
+
 def from_environment() -> Settings:
     env = os.environ.get
     return Settings(
         data_dir=Path(env("AGENTLEDGER_DATA_DIR", ".agentledger")),
-        database_url=env("AGENTLEDGER_DATABASE_URL") or None,
+        database_url=database_url(
+            env("AGENTLEDGER_DATABASE_URL") or None, env("AGENTLEDGER_DATABASE_PASSWORD_FILE")
+        ),
         temporal_address=env("AGENTLEDGER_TEMPORAL_ADDRESS") or None,
         temporal_port=_int("AGENTLEDGER_TEMPORAL_PORT", 7233),
         ui_port=_int("AGENTLEDGER_UI_PORT", 8233),
