@@ -153,7 +153,8 @@ async def _send_decision(client: Client, run_id: str, decision: ApprovalDecision
         )
     except WorkflowUpdateFailedError as exc:
         cause = exc.cause
-        raise Refused(f"approval refused: {getattr(cause, 'message', cause)}") from None
+        code = getattr(cause, "type", None)
+        raise Refused(f"approval refused: {getattr(cause, 'message', cause)}", code) from None
     except RPCError as exc:
         if "already completed" in exc.message:
             raise Refused(f"run {run_id} has already ended; its approvals are closed") from None

@@ -1,0 +1,59 @@
+"""The ASGI application: the JSON API, the UI and their shared context, built in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from temporalio.client import Client
+
+from agentledger.activities.ledger import Ledger
+from agentledger.api import live, routes_admin, routes_runs, ui
+from agentledger.api.access import ApiContext
+from agentledger.api.audit import DenialLog
+from agentledger.api.auth import Authenticator, TrustedIssuer
+from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
+from agentledger.api.problems import install_handlers
+
+STATIC = Path(__file__).parent / "static"
+
+DESCRIPTION = """The governed runtime's HTTP API. Every request carries a bearer token from a
+trusted issuer; every answer comes from the ledger (runs, events, packets, receipts, approvals)
+or goes through Temporal (starting runs, replies, decisions). Errors are RFC 9457 problem
+details with typed `type`s."""
+
+
+def create_app(
+    ledger: Ledger,
+    client: Client,
+    task_queue: str,
+    issuers: Sequence[TrustedIssuer],
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    secure_cookies: bool = False,
+) -> FastAPI:
+    """``secure_cookies``: mark the session cookies ``Secure`` (behind TLS)."""
+    app = FastAPI(title="agentledger", version="1", description=DESCRIPTION)
+    app.state.context = ApiContext(
+        ledger=ledger,
+        client=client,
+        task_queue=task_queue,
+        authenticator=Authenticator(issuers, ledger.get_principal),
+        denials=DenialLog(ledger.engine),
+    )
+    app.state.secure_cookies = secure_cookies
+    install_handlers(app)
+    app.add_exception_handler(ui.LoginRequired, _to_login)
+    for router in (routes_runs.router, live.router, routes_admin.router, ui.router):
+        app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    return app
+
+
+def _to_login(request: Request, exc: Exception) -> RedirectResponse:
+    """A page asked for without a valid session: the login form, not a JSON 401."""
+    return RedirectResponse("/login", status_code=303)
