@@ -81,7 +81,14 @@ def _on_http(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(ApiProblem(exc.status_code, slug, str(exc.detail)))
 
 
+def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    """A bug still answers in the API's language, without internals."""
+    problem = ApiProblem(500, "internal-error", f"unexpected {type(exc).__name__}; see the log")
+    return problem_response(problem)
+
+
 def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiProblem, _on_problem)
     app.add_exception_handler(RequestValidationError, _on_validation)
     app.add_exception_handler(StarletteHTTPException, _on_http)
+    app.add_exception_handler(Exception, _on_unexpected)
