@@ -116,17 +116,19 @@ async def decide(
     approve: bool,
     reason: str = "",
     content: dict[str, JsonValue] | None = None,
+    digest: str | None = None,
 ) -> ApprovalResult:
     """Decide an approval as ``approver_id``, bound to the exact proposal digest the run shows.
 
     The run asks the directory who that is; a reused or already-decided approval is still sent,
-    so the run records the refused attempt.
+    so the run records the refused attempt. ``digest``: the one the approver was shown (the
+    API reads it from the ledger's approvals); without it the run is queried for it.
     """
     decision = ApprovalDecision(
         approval_id=approval_id,
         approver_id=approver_id,
         approve=approve,
-        proposal_digest=await _shown_digest(client, run_id, approval_id),
+        proposal_digest=digest or await _shown_digest(client, run_id, approval_id),
         reason=reason,
         content=content,
     )

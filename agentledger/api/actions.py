@@ -51,7 +51,15 @@ async def decide(
     reason: str,
     content: dict[str, JsonValue] | None = None,
 ) -> dict[str, Any]:
-    """Decide as the verified caller; the run judges whether they may."""
+    """Decide as the verified caller; the run judges whether they may.
+
+    The digest is the one the ledger shows for the approval (what the inbox displayed), so the
+    decision binds to what the approver saw and costs no query to the run."""
+    shown = [
+        a for a in ctx.ledger.approvals(status=None, run_id=run_id) if a.approval_id == approval_id
+    ]
+    if not shown:
+        raise not_found(f"approval {approval_id} in run {run_id}")
     try:
         result = await client_ops.decide(
             ctx.client,
@@ -61,6 +69,7 @@ async def decide(
             approve=approve,
             reason=reason,
             content=content,
+            digest=shown[0].proposal_digest,
         )
     except NotFound:
         raise not_found(f"approval {approval_id} in run {run_id}") from None
