@@ -11,7 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from temporalio.client import Client
 
 from agentledger.activities.ledger import Ledger
-from agentledger.api import live, routes_admin, routes_runs, ui
+from agentledger.api import live, routes_admin, routes_memory, routes_runs, ui
 from agentledger.api.access import ApiContext
 from agentledger.api.audit import DenialLog
 from agentledger.api.auth import Authenticator, TrustedIssuer
@@ -47,7 +47,8 @@ def create_app(
     app.state.secure_cookies = secure_cookies
     install_handlers(app)
     app.add_exception_handler(ui.LoginRequired, _to_login)
-    for router in (routes_runs.router, live.router, routes_admin.router, ui.router):
+    routers = (routes_runs.router, live.router, routes_admin.router, routes_memory.router)
+    for router in (*routers, ui.router):
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
