@@ -139,3 +139,21 @@ async def test_runs_are_listed_by_filter_a_page_at_a_time(http: Http, harness: H
     assert {r["principal_id"] for r in mine} == {"usr_88"}
     assert (await http("ops_globex").get("/api/runs")).json()["runs"] == []
     assert (await http("ops_globex").get("/api/approvals")).json()["approvals"] == []
+
+
+async def test_a_reply_goes_to_the_run_which_refuses_it_in_its_own_words(
+    http: Http, harness: Harness
+) -> None:
+    started = await http("usr_73").post(
+        "/api/runs", json={"request": "Where is my order ord_4821?"}
+    )
+    run_id = started.json()["run_id"]
+    await harness.until_approval_or_end(run_id)
+    response = await http("usr_73").post(f"/api/runs/{run_id}/replies", json={"text": "hello?"})
+    assert response.status_code == 409 and problem_type(response) == "reply-refused"
+    assert "does not take replies" in response.json()["detail"]
+    assert (
+        await http("usr_88").post(f"/api/runs/{run_id}/replies", json={"text": "hi"})
+    ).status_code == 404
+    kinds = [e.kind for e in harness.runtime.ledger.read(run_id)]
+    assert kinds.count("reply_refused") == 1
