@@ -15,6 +15,7 @@ import uvicorn
 
 from agentledger.api.app import create_app
 from agentledger.api.auth import ISSUERS_VARIABLE, TrustedIssuer, issuers_from
+from agentledger.commands import start_server
 from agentledger.config import Settings
 from agentledger.reading import open_ledger
 from agentledger.registry import register_env_packs
@@ -49,6 +50,7 @@ def trusted_issuers(settings: Settings) -> list[TrustedIssuer]:
 async def serve(settings: Settings, args: argparse.Namespace) -> int:
     register_env_packs(settings.extra_packs)
     ledger = open_ledger(settings)
+    start_server(settings)  # the embedded one, reused if `dev` already started it
     client = await connect(settings)
     issuers = trusted_issuers(settings)
     app = create_app(ledger, client, settings.task_queue, issuers)
