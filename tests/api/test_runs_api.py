@@ -157,3 +157,18 @@ async def test_a_reply_goes_to_the_run_which_refuses_it_in_its_own_words(
     ).status_code == 404
     kinds = [e.kind for e in harness.runtime.ledger.read(run_id)]
     assert kinds.count("reply_refused") == 1
+
+
+async def test_a_runs_stream_says_when_it_moved_and_ends_with_the_run(
+    http: Http, harness: Harness
+) -> None:
+    run_id, approval_id = await pending_refund(http, harness)
+    ops = http("ops_lead_1")
+    await ops.post(f"/api/runs/{run_id}/approvals/{approval_id}/decision", json={"approve": False})
+    await harness.finish(run_id)
+    response = await ops.get(f"/api/runs/{run_id}/stream")
+    assert response.headers["content-type"].startswith("text/event-stream")
+    (moved,) = [block for block in response.text.split("\n\n") if block.startswith("event: moved")]
+    last = harness.runtime.ledger.last_seq(run_id)
+    assert f'"last_seq": {last}' in moved and '"status": "completed"' in moved
+    assert (await http("ops_globex").get(f"/api/runs/{run_id}/stream")).status_code == 404
