@@ -47,8 +47,14 @@ def current_caller(
     request: Request,
     authorization: Annotated[str | None, Header()] = None,
 ) -> Caller:
-    """The verified caller: a bearer token, or the UI's HttpOnly session cookie."""
-    token = bearer_token(authorization) or request.cookies.get(TOKEN_COOKIE)
+    """The verified caller: a bearer token, or the UI's HttpOnly session cookie.
+
+    The cookie is ambient (a browser sends it by itself), so it authenticates only reads and
+    the UI's own forms, which carry a CSRF token; a change through the JSON API needs the
+    header, which no other site can make a browser send."""
+    token = bearer_token(authorization)
+    if token is None and _cookie_allowed(request):
+        token = request.cookies.get(TOKEN_COOKIE)
     if not token:
         raise unauthenticated(
             "this endpoint needs 'Authorization: Bearer <token>'", "unauthenticated"
@@ -56,6 +62,10 @@ def current_caller(
     caller = context(request).authenticator.verify(token)
     request.state.caller = caller
     return caller
+
+
+def _cookie_allowed(request: Request) -> bool:
+    return request.method in ("GET", "HEAD") or request.url.path.startswith("/ui/")
 
 
 Ctx = Annotated[ApiContext, Depends(context)]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.responses import RedirectResponse
+from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from temporalio.client import Client
 
@@ -16,7 +16,7 @@ from agentledger.api.access import ApiContext
 from agentledger.api.audit import DenialLog
 from agentledger.api.auth import Authenticator, TrustedIssuer
 from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
-from agentledger.api.problems import install_handlers
+from agentledger.api.problems import ApiProblem, install_handlers, problem_response
 
 STATIC = Path(__file__).parent / "static"
 
@@ -47,6 +47,7 @@ def create_app(
     app.state.secure_cookies = secure_cookies
     install_handlers(app)
     app.add_exception_handler(ui.LoginRequired, _to_login)
+    app.add_exception_handler(ApiProblem, _problem)
     routers = (routes_runs.router, live.router, routes_admin.router, routes_memory.router)
     for router in (*routers, ui.router):
         app.include_router(router)
@@ -58,3 +59,12 @@ def create_app(
 def _to_login(request: Request, exc: Exception) -> RedirectResponse:
     """A page asked for without a valid session: the login form, not a JSON 401."""
     return RedirectResponse("/login", status_code=303)
+
+
+def _problem(request: Request, exc: Exception) -> Response:
+    """Problems on pages render as pages; the API answers problem+json."""
+    assert isinstance(exc, ApiProblem)
+    if request.url.path.startswith("/ui/"):
+        return ui.problem_page(request, exc)
+    headers = {"WWW-Authenticate": 'Bearer realm="agentledger"'} if exc.status == 401 else None
+    return problem_response(exc, headers)

@@ -9,14 +9,15 @@ expiry countdowns and live reloads from the run's event stream.
 from __future__ import annotations
 
 import secrets
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from agentledger.api import views
+from agentledger.api import actions, views
 from agentledger.api.access import TOKEN_COOKIE, Ctx, current_caller, scope_of, visible_run
 from agentledger.api.auth import Caller
 from agentledger.api.problems import ApiProblem
@@ -42,12 +43,18 @@ def ui_caller(request: Request) -> Caller:
 
 
 UiWho = Annotated[Caller, Depends(ui_caller)]
+RunStatusChoice = Literal["", "running", "awaiting_approval", "completed", "failed"]
 
 
 def check_csrf(request: Request, csrf_token: str) -> None:
     cookie = request.cookies.get(CSRF_COOKIE, "")
     if not cookie or not secrets.compare_digest(cookie.encode(), csrf_token.encode()):
         raise ApiProblem(403, "csrf-failed", "the form's CSRF token does not match this session")
+
+
+def problem_page(request: Request, problem: ApiProblem) -> HTMLResponse:
+    """A refusal or an unknown id on a page: the same typed problem, in HTML."""
+    return page(request, "problem.html", status=problem.status, problem=problem.body())
 
 
 def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
@@ -104,8 +111,6 @@ async def decide(
     csrf_token: Annotated[str, Form(max_length=200)],
     reason: Annotated[str, Form(max_length=2000)] = "",
 ) -> Response:
-    from agentledger.api import actions
-
     check_csrf(request, csrf_token)
     visible_run(ctx, caller, run_id, action="decide")
     approve = decision == "approve"
@@ -120,11 +125,9 @@ async def decide(
 
 
 @router.get("/ui/runs")
-def runs(ctx: Ctx, caller: UiWho, request: Request, status: str = "") -> HTMLResponse:
+def runs(ctx: Ctx, caller: UiWho, request: Request, status: RunStatusChoice = "") -> HTMLResponse:
     where = scope_of(caller)
     if status:
-        from dataclasses import replace
-
         where = replace(where, status=status)
     rows = [views.run_summary(r) for r in ctx.ledger.search_runs(where, limit=100)]
     return page(request, "runs.html", runs=rows, chosen=status)

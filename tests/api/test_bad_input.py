@@ -91,7 +91,10 @@ async def test_ui_forms_without_the_sessions_csrf_token_are_refused(
         response = await browser.post("/ui/runs/run_x/approvals/apr_1", data={**form, **forged})
         assert response.status_code in (403, 422), forged
         if response.status_code == 403:
-            assert problem_type(response) == "csrf-failed"
+            assert "CSRF token does not match" in response.text
+    cookie_only = await browser.post("/api/runs", json={"request": "refund ord_4821"})
+    assert cookie_only.status_code == 401  # the ambient cookie never authorises an API change
+    assert (await browser.get("/api/me")).json()["user_id"] == "ops_lead_1"
     passed = await browser.post(
         "/ui/runs/run_x/approvals/apr_1", data={**form, "csrf_token": token}
     )
