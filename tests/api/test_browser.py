@@ -106,6 +106,11 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     await expect(page.locator("#h-approvals + ul")).to_contain_text("requester_cannot_approve")
     await page.screenshot(path=SCREENSHOTS / "inspector.png")
 
+    await page.get_by_role("button", name="Show the difference").click()
+    await expect(page.get_by_role("heading", level=1)).to_contain_text("From packet")
+    await expect(page.locator("table")).to_contain_text("→")
+    await page.go_back()
+
     omitted = next(
         e
         for e in harness.runtime.ledger.read(run_id)
