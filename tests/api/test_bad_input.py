@@ -67,6 +67,9 @@ async def test_a_policy_needs_the_policy_approver_role_and_the_denial_is_recorde
     assert [tuple(r) for r in rows] == [("agent_2", "add_policy")]
 
     ops = http("ops_lead_1")
+    recorded = (await ops.get("/api/denials")).json()["denials"]
+    assert [(d["subject"], d["reason_code"]) for d in recorded] == [("agent_2", "missing_role")]
+    assert (await http("agent_2").get("/api/denials")).status_code == 403
     added = await ops.post("/api/policies", json=body)
     assert added.status_code == 201 and added.json()["approval_state"] == "draft"
     approved = await ops.post("/api/policies/returns-2027/revisions/v1/approve")

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 from sqlalchemy import func, select
 
 from agentledger.api.audit import api_denials
 from agentledger.domain.events import ApprovalAttemptRefused
 from agentledger.packs.support import records
 from tests._temporal import Harness
-from tests.api.conftest import Http
+from tests.api.conftest import Http, Signer
 from tests.api.test_authentication import problem_type
 
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
@@ -172,3 +173,22 @@ async def test_a_runs_stream_says_when_it_moved_and_ends_with_the_run(
     last = harness.runtime.ledger.last_seq(run_id)
     assert f'"last_seq": {last}' in moved and '"status": "completed"' in moved
     assert (await http("ops_globex").get(f"/api/runs/{run_id}/stream")).status_code == 404
+
+
+async def test_the_runs_pages_show_a_tenant_its_own_runs_only(
+    http: Http, harness: Harness, local_signer: Signer
+) -> None:
+    run_id, _ = await pending_refund(http, harness)
+
+    async def page(subject: str, path: str) -> httpx.Response:
+        browser = http("")
+        await browser.post("/login", data={"token": local_signer.token(subject)})
+        return await browser.get(path)
+
+    listed = await page("ops_lead_1", "/ui/runs?status=awaiting_approval")
+    assert listed.status_code == 200 and run_id in listed.text
+    assert run_id not in (await page("ops_globex", "/ui/runs")).text
+    hidden = await page("ops_globex", f"/ui/runs/{run_id}")
+    assert hidden.status_code == 404 and "text/html" in hidden.headers["content-type"]
+    shown = await page("usr_73", f"/ui/runs/{run_id}")
+    assert shown.status_code == 200 and "awaiting_approval" in shown.text
