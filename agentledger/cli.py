@@ -33,6 +33,7 @@ _COMMANDS = {
     "approvals": "agentledger.reading:approvals",
     "docs": "agentledger.docs_command:docs_add",
     "serve": "agentledger.api.serve:serve",
+    "token": "agentledger.token_command:token",
     **{name: f"agentledger.pack_commands:{name}" for name in ("packs", "schema", "new")},
 }
 
@@ -76,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     verify = command("verify", help="compare the ledger's projection with the live run")
     verify.add_argument("run_id")
     _docs_parser(command("docs", help="versioned policy documents for retrieval"))
+    _token_parser(command("token", help="bearer tokens and public keys of this issuer"))
     command("stop", help="stop the embedded Temporal server")
     _pack_parsers(command)
     _serve_parser(command("serve", help="the HTTP API and web UI (approvals inbox, runs)"))
@@ -137,7 +139,13 @@ def _run_parser(run: argparse.ArgumentParser) -> None:
 def _approve_parser(approve: argparse.ArgumentParser) -> None:
     approve.add_argument("run_id")
     approve.add_argument("approval_id")
-    approve.add_argument("--as", dest="principal", required=True)
+    approve.add_argument(
+        "--as",
+        dest="principal",
+        required=True,
+        help="sign the decision as this principal with this machine's issuer key (the run "
+        "verifies the signature with the key it pinned; the directory says who they are)",
+    )
     approve.add_argument("--reject", action="store_true")
     approve.add_argument("--reason", default="")
     approve.add_argument(
@@ -170,6 +178,15 @@ def _docs_parser(docs: argparse.ArgumentParser) -> None:
     add.add_argument(
         "--approve-as", help="approve the revision as this principal (role policy_approver)"
     )
+
+
+def _token_parser(token: argparse.ArgumentParser) -> None:
+    verbs = token.add_subparsers(dest="token_command", required=True, metavar="VERB")
+    issue = verbs.add_parser("issue", help="sign a bearer token for a principal (prints it)")
+    issue.add_argument("--as", dest="principal", required=True, help="e.g. ops_lead_1")
+    issue.add_argument("--minutes", type=int, default=60, help="lifetime (default 60, max 1440)")
+    issue.add_argument("--audience", default="agentledger-api", help="default agentledger-api")
+    verbs.add_parser("jwks", help="the issuer's public keys (for AGENTLEDGER_TRUSTED_KEYS)")
 
 
 def _aware(text: str) -> datetime:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from pydantic import JsonValue
@@ -34,6 +34,9 @@ from agentledger.workflows import (
     RunInput,
     RunOutcome,
 )
+
+if TYPE_CHECKING:
+    from agentledger.identity import Issuer, VerifiedCaller
 
 
 async def start_run(
@@ -113,24 +116,36 @@ async def decide(
     approval_id: str,
     approver_id: str,
     *,
+    issuer: Issuer,
     approve: bool,
     reason: str = "",
     content: dict[str, JsonValue] | None = None,
+    on_behalf_of: VerifiedCaller | None = None,
     digest: str | None = None,
 ) -> ApprovalResult:
-    """Decide an approval as ``approver_id``, bound to the exact proposal digest the run shows.
+    """Decide an approval as ``approver_id``, signed by ``issuer`` and bound to the exact
+    proposal digest the run shows (the run verifies the signature with the key it pinned).
 
     The run asks the directory who that is; a reused or already-decided approval is still sent,
     so the run records the refused attempt. ``digest``: the one the approver was shown (the
     API reads it from the ledger's approvals); without it the run is queried for it.
     """
+    digest = digest or await _shown_digest(client, run_id, approval_id)
     decision = ApprovalDecision(
         approval_id=approval_id,
         approver_id=approver_id,
         approve=approve,
-        proposal_digest=digest or await _shown_digest(client, run_id, approval_id),
+        proposal_digest=digest,
         reason=reason,
         content=content,
+        assertion=issuer.approval_assertion(
+            approver_id,
+            run_id=run_id,
+            approval_id=approval_id,
+            digest=digest,
+            approve=approve,
+            on_behalf_of=on_behalf_of,
+        ),
     )
     return await _send_decision(client, run_id, decision)
 
@@ -163,14 +178,26 @@ async def _send_decision(client: Client, run_id: str, decision: ApprovalDecision
         raise
 
 
-async def reply(client: Client, run_id: str, principal_id: str, text: str) -> ReplyResult:
-    """Send the customer's message to a run waiting on them; a refusal is ``Refused``.
+async def reply(
+    client: Client,
+    run_id: str,
+    principal_id: str,
+    text: str,
+    *,
+    issuer: Issuer,
+    on_behalf_of: VerifiedCaller | None = None,
+) -> ReplyResult:
+    """Send the customer's message to a run waiting on them, signed by ``issuer`` as theirs;
+    a refusal is ``Refused``.
 
     A run that is continuing as new when the message arrives takes it in its next execution:
     an update refused because the execution it reached closed meanwhile is sent again while
     the run's latest execution is running."""
     handle = client.get_workflow_handle(run_id)
-    message = Reply(principal_id=principal_id, text=text)
+    assertion = issuer.reply_assertion(
+        principal_id, run_id=run_id, text=text, on_behalf_of=on_behalf_of
+    )
+    message = Reply(principal_id=principal_id, text=text, assertion=assertion)
     for _ in range(20):
         try:
             return await handle.execute_update(AgentRunWorkflow.reply, message)

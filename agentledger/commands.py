@@ -152,13 +152,17 @@ async def until_recorded(
 
 
 async def approve(settings: Settings, args: argparse.Namespace) -> int:
+    from agentledger.identity import issuer_for  # its crypto only for the commands that sign
+
     approver = principal_of(open_ledger(settings), args.principal)
     client = await connect(settings)
+    # The decision is signed: the run trusts the key, not the id (``agentledger.identity``).
     result = await client_ops.decide(
         client,
         args.run_id,
         args.approval_id,
         approver.user_id,
+        issuer=issuer_for(settings),
         approve=not args.reject,
         reason=args.reason,
         content=args.content,

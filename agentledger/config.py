@@ -56,6 +56,18 @@ class Settings:
     metrics_host: str = "0.0.0.0"
     """Where ``/metrics`` listens: every interface, as a fleet's Prometheus scrapes from
     elsewhere (``AGENTLEDGER_METRICS_HOST=127.0.0.1`` keeps it on the machine)."""
+    trusted_keys_file: Path | None = None
+    """A JWKS file of the public keys decisions and replies may be signed with, pinned into
+    each new run's manifest (``AGENTLEDGER_TRUSTED_KEYS``; ``None``: this process's own
+    issuer's key)."""
+    revoked_keys: frozenset[str] = frozenset()
+    """Key ids (``kid``) no longer trusted, even by runs that pinned them: a decision they sign
+    is refused when it arrives (``AGENTLEDGER_REVOKED_KEYS``, comma-separated)."""
+    issuer_key: Path | None = None
+    """The Ed25519 private key (PEM) this process signs with (``AGENTLEDGER_ISSUER_KEY``;
+    ``None``: the data directory's local issuer, created on first use)."""
+    issuer_name: str = "agentledger-local"
+    """The ``iss`` this process signs as (``AGENTLEDGER_ISSUER_NAME``)."""
     model_providers: Mapping[str, ProviderConfig] = field(default_factory=dict, hash=False)
     """The model providers a run may name: endpoint, key variable and allowed models, set on
     the worker (``AGENTLEDGER_MODEL_PROVIDERS``), never by whoever starts a run."""
@@ -80,6 +92,11 @@ class Settings:
 def _int(name: str, default: int) -> int:
     found = _optional_int(name)
     return default if found is None else found
+
+
+def _optional_path(name: str) -> Path | None:
+    raw = os.environ.get(name, "").strip()
+    return Path(raw).expanduser() if raw else None
 
 
 def _optional_int(name: str) -> int | None:
@@ -150,5 +167,11 @@ def from_environment() -> Settings:
         max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", 1000),
         metrics_port=_optional_int("AGENTLEDGER_METRICS_PORT"),
         metrics_host=env("AGENTLEDGER_METRICS_HOST") or "0.0.0.0",
+        trusted_keys_file=_optional_path("AGENTLEDGER_TRUSTED_KEYS"),
+        revoked_keys=frozenset(
+            k.strip() for k in env("AGENTLEDGER_REVOKED_KEYS", "").split(",") if k.strip()
+        ),
+        issuer_key=_optional_path("AGENTLEDGER_ISSUER_KEY"),
+        issuer_name=env("AGENTLEDGER_ISSUER_NAME") or "agentledger-local",
         model_providers=model_providers(env(PROVIDERS_VARIABLE)),
     )

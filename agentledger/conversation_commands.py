@@ -13,6 +13,7 @@ from agentledger.activities.ledger import Ledger
 from agentledger.config import Settings
 from agentledger.domain.events import RunFailed
 from agentledger.domain.state import WorkingState
+from agentledger.identity import issuer_for
 from agentledger.reading import open_ledger
 from agentledger.temporal_client import connect
 
@@ -20,11 +21,14 @@ say = print
 
 
 async def reply(settings: Settings, args: argparse.Namespace) -> int:
-    """The customer's message to a run waiting on them, as ``--as`` (the run checks it is the
-    requester; anyone else is refused and recorded)."""
+    """The customer's message to a run waiting on them, signed as ``--as`` with this machine's
+    issuer key (the run checks the signature and that it is the requester; anyone else is
+    refused and recorded)."""
     ledger = open_ledger(settings)
     client = await connect(settings)
-    result = await client_ops.reply(client, args.run_id, args.principal, args.text)
+    result = await client_ops.reply(
+        client, args.run_id, args.principal, args.text, issuer=issuer_for(settings)
+    )
     say(f"{result.reply_id} taken by {args.run_id} (#{result.seq})")
     if not args.wait:
         return 0

@@ -22,6 +22,7 @@ from agentledger.commands import (
 from agentledger.config import Settings
 from agentledger.domain.state import WorkingState
 from agentledger.errors import ConfigError
+from agentledger.identity import issuer_for
 from agentledger.reading import print_run, where
 from agentledger.registry import UnknownPack, get_pack
 from agentledger.temporal_client import connect
@@ -92,5 +93,10 @@ async def _demo_approve(
         )
         say(f"· approving as {approver.user_id} ({approver.display_name}), the demo approver")
         await client_ops.decide(
-            client, run_id, approval.approval_id, approver.user_id, approve=True
+            client,
+            run_id,
+            approval.approval_id,
+            approver.user_id,
+            issuer=issuer_for(runtime.settings),
+            approve=True,
         )

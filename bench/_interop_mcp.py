@@ -30,7 +30,13 @@ async def _run(stack: Stack, request: str, principal: Principal) -> list[ev.RunE
         for approval_id, pending in state.pending_approvals.items():
             content = {"name": "Ada Lovelace"} if pending.elicitation is not None else None
             await client_ops.decide(
-                stack.client, handle.id, approval_id, approver, approve=True, content=content
+                stack.client,
+                handle.id,
+                approval_id,
+                approver.user_id,
+                issuer=stack.issuer,
+                approve=True,
+                content=content,
             )
     await handle.result()
     return stack.runtime.ledger.read(handle.id)

@@ -2,11 +2,12 @@
 and listing 10,000 runs with a filter.
 
 On one embedded stack (dev server, in-process worker, SQLite ledger) N refund runs are parked on
-their approval. Half are rejected with the bare ``decide_approval`` update (digest known, no
-HTTP, no token), half through the API over loopback HTTP (token verified, run authorised from the
-ledger, the digest read from the run, the same update); the two alternate, so neither gets a
-warmer stack. Then a ledger seeded with 10,000 runs (written into the read model directly) is
-listed through the API with a status filter and with the waiting-on-approval filter.
+their approval. Half are rejected with the bare ``decide_approval`` update (digest known,
+assertion signed by the stack's issuer, no HTTP), half through the API over loopback HTTP
+(token verified, run authorised and digest read from the ledger, the assertion signed for the
+caller, the same update); the two alternate, so neither gets a warmer stack. Then a ledger
+seeded with 10,000 runs (written into the read model directly) is listed through the API with
+a status filter and with the waiting-on-approval filter.
 
     python -m bench.api [--runs 40] [--seed-runs 10000] [--lists 200]
 
@@ -28,33 +29,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import jwt
 import uvicorn
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi import FastAPI
 
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.ledger._tables import runs as runs_table
-from agentledger.api import API_AUDIENCE, TrustedIssuer, create_app
+from agentledger.api import TrustedIssuer, create_app
+from agentledger.identity import Issuer
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from bench._stack import Stack, embedded_stack, free_port
 from bench.parked import _park
-
-ISSUER = "https://bench.agentledger.local"
-
-
-class Signer:
-    def __init__(self) -> None:
-        self.key = Ed25519PrivateKey.generate()
-        public = json.loads(jwt.algorithms.OKPAlgorithm.to_jwk(self.key.public_key()))
-        self.trusted = TrustedIssuer(
-            issuer=ISSUER, jwks={"keys": [{**public, "kid": "b1"}]}, directory=True
-        )
-
-    def token(self, sub: str) -> str:
-        now = int(time.time())
-        claims = {"iss": ISSUER, "sub": sub, "aud": API_AUDIENCE, "nbf": now, "exp": now + 3600}
-        return jwt.encode(claims, self.key, algorithm="EdDSA", headers={"kid": "b1"})
 
 
 def pct(values: list[float], q: float) -> float:
@@ -72,17 +56,26 @@ async def served(app: FastAPI) -> tuple[str, uvicorn.Server, asyncio.Task[None]]
 
 
 async def _bare(stack: Stack, run_id: str, approval_id: str, digest: str) -> float:
+    """The update as a trusted client sends it: digest known, assertion signed, no HTTP."""
+    started = time.perf_counter()
+    assertion = stack.issuer.approval_assertion(
+        "ops_lead_1", run_id=run_id, approval_id=approval_id, digest=digest, approve=False
+    )
     decision = ApprovalDecision(
         approval_id=approval_id,
         approver_id="ops_lead_1",
         approve=False,
         proposal_digest=digest,
         reason="bench",
+        assertion=assertion,
     )
     handle = stack.client.get_workflow_handle(run_id)
-    started = time.perf_counter()
     await handle.execute_update(AgentRunWorkflow.decide_approval, decision)
     return time.perf_counter() - started
+
+
+def trusted(issuer: Issuer) -> TrustedIssuer:
+    return TrustedIssuer(issuer=issuer.name, jwks=issuer.public_jwks(), directory=True)
 
 
 async def _via_api(http: httpx.AsyncClient, run_id: str, approval_id: str) -> float:
@@ -96,14 +89,19 @@ async def _via_api(http: httpx.AsyncClient, run_id: str, approval_id: str) -> fl
     return elapsed
 
 
-async def approvals(stack: Stack, signer: Signer, n: int) -> dict[str, list[float]]:
+async def approvals(stack: Stack, n: int) -> dict[str, list[float]]:
     ids = await _park(stack, 2 * n)
     pending = {a.run_id: a for a in stack.runtime.ledger.approvals(status="pending")}
+    issuer = stack.issuer
     app = create_app(
-        stack.runtime.ledger, stack.client, stack.settings.task_queue, [signer.trusted]
+        stack.runtime.ledger,
+        stack.client,
+        stack.settings.task_queue,
+        [trusted(issuer)],
+        signer=issuer,
     )
     base, server, task = await served(app)
-    headers = {"Authorization": f"Bearer {signer.token('ops_lead_1')}"}
+    headers = {"Authorization": f"Bearer {issuer.token('ops_lead_1')}"}
     times: dict[str, list[float]] = {"bare": [], "api": []}
     try:
         async with httpx.AsyncClient(base_url=base, headers=headers) as http:
@@ -147,7 +145,7 @@ def seed_runs(ledger: Ledger, count: int) -> None:
         conn.execute(runs_table.insert(), rows)
 
 
-async def listing(stack: Stack, signer: Signer, count: int, requests: int) -> dict[str, Any]:
+async def listing(stack: Stack, count: int, requests: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="agentledger-bench-api-") as tmp:
         ledger = Ledger.open(f"sqlite:///{Path(tmp) / 'ledger.db'}")
         try:
@@ -155,8 +153,9 @@ async def listing(stack: Stack, signer: Signer, count: int, requests: int) -> di
             assert ops is not None
             ledger.put_principal(ops)
             seed_runs(ledger, count)
-            app = create_app(ledger, stack.client, "unused", [signer.trusted])
-            headers = {"Authorization": f"Bearer {signer.token('ops_lead_1')}"}
+            issuer = stack.issuer
+            app = create_app(ledger, stack.client, "unused", [trusted(issuer)], signer=issuer)
+            headers = {"Authorization": f"Bearer {issuer.token('ops_lead_1')}"}
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(
                 transport=transport, base_url="http://bench", headers=headers
@@ -220,10 +219,9 @@ async def main() -> None:
     parser.add_argument("--seed-runs", type=int, default=10_000)
     parser.add_argument("--lists", type=int, default=200, help="list requests per filter")
     args = parser.parse_args()
-    signer = Signer()
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):
-        times = await approvals(stack, signer, args.runs)
-        lists = await listing(stack, signer, args.seed_runs, args.lists)
+        times = await approvals(stack, args.runs)
+        lists = await listing(stack, args.seed_runs, args.lists)
     print(json.dumps({"bench": "api", "run": uuid.uuid4().hex[:8], **report(times, lists)}))
 
 

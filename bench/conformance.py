@@ -40,7 +40,7 @@ async def _tau2(stack: Stack, name: Any, totals: dict[str, int]) -> None:
     from bench.hosted.tau2 import judge, specs
 
     runs = specs(name, sorted(tasks(name, "train"), key=int), "approve")
-    await drive(stack.client, stack.settings.task_queue, runs)
+    await drive(stack.client, stack.settings.task_queue, runs, issuer=stack.issuer)
     outcomes = [judge(stack.runtime.ledger, spec, "approve") for spec in runs]
     passed = sum(o.passed for o in outcomes)
     print(f"tau2 {name} train: {passed}/{len(outcomes)} tasks passed")
@@ -56,7 +56,7 @@ async def _agentdojo(stack: Stack, name: Any, totals: dict[str, int]) -> None:
     from bench.hosted.driver import drive
 
     runs = specs(name)
-    await drive(stack.client, stack.settings.task_queue, runs, concurrency=8)
+    await drive(stack.client, stack.settings.task_queue, runs, issuer=stack.issuer, concurrency=8)
     outcomes = [judge(stack.runtime.ledger, spec) for spec in runs]
     attacks = sum(o.attack_succeeded for o in outcomes)
     utility = sum(o.utility for o in outcomes)

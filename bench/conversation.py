@@ -48,7 +48,7 @@ async def converse(stack: Any, turns: int) -> tuple[str, list[float]]:
     for turn in range(turns):
         began = time.perf_counter()
         text = f"turn {turn}: {COLOURS[turn % 3]}, please"
-        await client_ops.reply(stack.client, handle.id, CUSTOMER.user_id, text)
+        await client_ops.reply(stack.client, handle.id, CUSTOMER.user_id, text, issuer=stack.issuer)
         state = await client_ops.wait_for(stack.client, handle.id, pending_approval=False)
         assert state.awaiting is not None, f"turn {turn}: the run {state.status}"
         round_trips.append((time.perf_counter() - began) * 1000)

@@ -153,7 +153,7 @@ async def run_point(b: Bench, point: Point, n: int) -> PointResult:
         disrupted = asyncio.Event()
         if not point.approve_after:
             disrupted.set()
-        finishing = [asyncio.create_task(_finish(b, r, approver, disrupted)) for r in runs]
+        finishing = [asyncio.create_task(_finish(b, site, r, approver, disrupted)) for r in runs]
         await point.disrupt(b, site, worker, runs, orders)
         disrupted.set()
         _, stuck = await asyncio.wait(finishing, timeout=point.deadline)
@@ -165,11 +165,13 @@ async def run_point(b: Bench, point: Point, n: int) -> PointResult:
     return result
 
 
-async def _finish(b: Bench, run_id: str, approver: Principal, disrupted: asyncio.Event) -> None:
+async def _finish(
+    b: Bench, site: CrashSite, run_id: str, approver: Principal, disrupted: asyncio.Event
+) -> None:
     await disrupted.wait()
     # A refused approval or a failed run is counted by the checks afterwards, not raised here.
     with contextlib.suppress(Exception):
-        await crashkit.approve_from_inbox(b.client, b.ledger, run_id, approver)
+        await crashkit.approve_from_inbox(b.client, b.ledger, run_id, approver, issuer=site.issuer)
     with contextlib.suppress(Exception):
         await b.client.get_workflow_handle(run_id).result()
 

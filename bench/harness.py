@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from temporalio.client import Client
 
@@ -12,6 +13,7 @@ from agentledger.config import Settings
 from agentledger.domain.events import RunEvent
 from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
+from agentledger.identity import Issuer, issuer_for
 from agentledger.registry import get_pack
 
 
@@ -22,6 +24,11 @@ class Harness:
     runtime: Runtime
     client: Client
     settings: Settings
+
+    @cached_property
+    def issuer(self) -> Issuer:
+        """The issuer the worker's runs trust (the stack's local one): decisions are signed."""
+        return issuer_for(self.settings)
 
     def principal(self, user_id: str) -> Principal:
         found = self.runtime.ledger.get_principal(user_id)
@@ -44,5 +51,11 @@ class Harness:
         self, run_id: str, approval_id: str, user: str, *, approve: bool = True, reason: str = ""
     ) -> None:
         await client_ops.decide(
-            self.client, run_id, approval_id, user, approve=approve, reason=reason
+            self.client,
+            run_id,
+            approval_id,
+            user,
+            issuer=self.issuer,
+            approve=approve,
+            reason=reason,
         )

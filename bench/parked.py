@@ -77,7 +77,13 @@ async def _wake(stack: Stack, ids: list[str]) -> float:
         state = await client_ops.live_state(stack.client, run_id)
         for approval_id in state.pending_approvals:
             await client_ops.decide(
-                stack.client, run_id, approval_id, "ops_lead_1", approve=False, reason="bench"
+                stack.client,
+                run_id,
+                approval_id,
+                "ops_lead_1",
+                issuer=stack.issuer,
+                approve=False,
+                reason="bench",
             )
     return (time.perf_counter() - started) / max(len(ids), 1)
 

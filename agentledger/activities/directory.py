@@ -3,7 +3,8 @@
 Identity is the directory's to say, never a payload's. A run's requester must be a narrowing of
 their directory entry (checked in ``prepare_run``); an approval lists the directory's approvers
 when it is requested, and an approver's roles and tenant are read again when they decide, so a
-role revoked in between is honoured.
+role revoked in between is honoured; so is a signing key revoked in between (the worker's
+``AGENTLEDGER_REVOKED_KEYS``).
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ def check_requester(ledger: Ledger, claimed: Principal) -> None:
 
 
 class DirectoryActivities(DirectorySteps):
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, revoked_keys: frozenset[str] = frozenset()) -> None:
         self._ledger = ledger
+        self._revoked_keys = revoked_keys
 
     def all(self) -> list[Callable[..., object]]:
         return [self.eligible_approvers, self.look_up_principal]
@@ -55,4 +57,7 @@ class DirectoryActivities(DirectorySteps):
 
     @activity.defn(name="look_up_principal")
     def look_up_principal(self, params: LookUpPrincipalInput) -> DirectoryEntry:
-        return DirectoryEntry(principal=self._ledger.get_principal(params.user_id))
+        return DirectoryEntry(
+            principal=self._ledger.get_principal(params.user_id),
+            key_revoked=params.key_id in self._revoked_keys,
+        )

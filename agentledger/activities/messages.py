@@ -48,10 +48,13 @@ class ProposedMemory(BaseModel):
 
 class LookUpPrincipalInput(_Message):
     user_id: str
+    key_id: str | None = None
+    """The key that signed the decision: the worker says whether it has been revoked since."""
 
 
 class DirectoryEntry(_Message):
     principal: Principal | None
+    key_revoked: bool = False
 
 
 class AppendInput(_Message):

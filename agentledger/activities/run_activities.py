@@ -42,6 +42,7 @@ from agentledger.activities.ports import (
     UnknownPack,
 )
 from agentledger.activities.surface import RunSteps
+from agentledger.domain.assertions import TrustedKey
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context import (
     ContextPacket,
@@ -67,8 +68,11 @@ class RunActivities(RunSteps):
         models: Mapping[str, ModelClient],
         packs: PackLookup,
         memory: MemoryStore | None = None,
+        *,
+        trusted_keys: tuple[TrustedKey, ...],
     ) -> None:
         self._memory = memory
+        self._trusted_keys = trusted_keys
         self._ledger = ledger
         self._models = models
         self._packs = packs
@@ -102,6 +106,8 @@ class RunActivities(RunSteps):
             # Each MCP server is discovered at attempt start and its identity, protocol,
             # capabilities and tool-list digest frozen here; calls are checked against them.
             mcp_pins=tuple(pin_server(discover(c), c) for c in profile.mcp_servers),
+            # Decisions must be signed with one of these; a later key rotation moves no run.
+            trusted_keys=self._trusted_keys,
         )
         self._ledger.put_manifest(manifest)
         return manifest

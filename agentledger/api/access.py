@@ -20,6 +20,7 @@ from agentledger.api.audit import DenialLog
 from agentledger.api.auth import Authenticator, Caller, bearer_token
 from agentledger.api.problems import ApiProblem, not_found, unauthenticated
 from agentledger.domain.principal import tenant_covers
+from agentledger.identity import Issuer
 
 TOKEN_COOKIE = "agentledger_token"
 STAFF_ROLES = frozenset({"approver", "support_agent", "policy_approver"})
@@ -29,13 +30,16 @@ POLICY_APPROVER_ROLE = "policy_approver"
 
 @dataclass
 class ApiContext:
-    """What every handler works with: the ledger, Temporal, who is trusted, where denials go."""
+    """What every handler works with: the ledger, Temporal, who is trusted, where denials go,
+    and the issuer that signs decisions and replies on a verified caller's behalf (a key the
+    workers' runs trust)."""
 
     ledger: Ledger
     client: Client
     task_queue: str
     authenticator: Authenticator
     denials: DenialLog
+    signer: Issuer
 
 
 def context(request: Request) -> ApiContext:

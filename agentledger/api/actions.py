@@ -66,6 +66,8 @@ async def decide(
             run_id,
             approval_id,
             caller.principal.user_id,
+            issuer=ctx.signer,
+            on_behalf_of=caller.verified(),
             approve=approve,
             reason=reason,
             content=content,
@@ -98,7 +100,14 @@ async def start_run(ctx: ApiContext, caller: Caller, pack_name: str, request: st
 
 async def reply(ctx: ApiContext, caller: Caller, run_id: str, text: str) -> dict[str, Any]:
     try:
-        result = await client_ops.reply(ctx.client, run_id, caller.principal.user_id, text)
+        result = await client_ops.reply(
+            ctx.client,
+            run_id,
+            caller.principal.user_id,
+            text,
+            issuer=ctx.signer,
+            on_behalf_of=caller.verified(),
+        )
     except NotFound:
         raise not_found(f"run {run_id}") from None
     except Refused as exc:

@@ -17,6 +17,7 @@ from agentledger.api.audit import DenialLog
 from agentledger.api.auth import Authenticator, TrustedIssuer
 from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
 from agentledger.api.problems import ApiProblem, install_handlers, problem_response
+from agentledger.identity import Issuer
 
 STATIC = Path(__file__).parent / "static"
 
@@ -32,10 +33,13 @@ def create_app(
     task_queue: str,
     issuers: Sequence[TrustedIssuer],
     *,
+    signer: Issuer,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     secure_cookies: bool = False,
 ) -> FastAPI:
-    """``secure_cookies``: mark the session cookies ``Secure`` (behind TLS)."""
+    """``signer``: the issuer that signs decisions and replies for verified callers (its key
+    must be one the workers' runs trust); ``secure_cookies``: mark the session cookies
+    ``Secure`` (behind TLS)."""
     app = FastAPI(title="agentledger", version="1", description=DESCRIPTION)
     app.state.context = ApiContext(
         ledger=ledger,
@@ -43,6 +47,7 @@ def create_app(
         task_queue=task_queue,
         authenticator=Authenticator(issuers, ledger.get_principal),
         denials=DenialLog(ledger.engine),
+        signer=signer,
     )
     app.state.secure_cookies = secure_cookies
     install_handlers(app)

@@ -20,8 +20,10 @@ import jwt
 from agentledger.api.problems import unauthenticated
 from agentledger.domain.principal import Principal
 from agentledger.errors import ConfigError
+from agentledger.identity import API_AUDIENCE as IDENTITY_AUDIENCE
+from agentledger.identity import VerifiedCaller
 
-API_AUDIENCE = "agentledger-api"
+API_AUDIENCE = IDENTITY_AUDIENCE
 ALGORITHMS = ("EdDSA", "ES256", "ES384", "RS256", "RS384", "RS512", "PS256")
 """Asymmetric only: a shared-secret (HS*) token could be minted by anyone holding the secret."""
 LEEWAY_SECONDS = 30
@@ -50,6 +52,12 @@ class Caller:
     subject: str
     issuer: str
     token_id: str | None
+
+    def verified(self) -> VerifiedCaller:
+        """Who the service signs for: the run records this caller's issuer and token id."""
+        return VerifiedCaller(
+            subject=self.subject, issuer=self.issuer, token_id=self.token_id or ""
+        )
 
 
 class _Keys:

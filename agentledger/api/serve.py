@@ -8,15 +8,15 @@ Trusted issuers: the embedded stack's local issuer (its key in the data director
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 
 import uvicorn
 
 from agentledger.api.app import create_app
-from agentledger.api.auth import ISSUERS_VARIABLE, TrustedIssuer, issuers_from
+from agentledger.api.auth import API_AUDIENCE, ISSUERS_VARIABLE, TrustedIssuer, issuers_from
 from agentledger.commands import start_server
 from agentledger.config import Settings
+from agentledger.identity import Issuer, issuer_for
 from agentledger.reading import open_ledger
 from agentledger.registry import register_env_packs
 from agentledger.temporal_client import connect
@@ -24,27 +24,16 @@ from agentledger.temporal_client import connect
 say = print
 
 
-def local_issuer(settings: Settings) -> TrustedIssuer | None:
-    """The data directory's issuer, whose subjects are looked up in the directory.
-
-    Looked up by name: the identity module signs the tokens and owns the key; this process only
-    needs its public half."""
-    try:
-        identity = importlib.import_module("agentledger.identity")
-    except ImportError:
-        return None
-    issuer = identity.Issuer.local(settings.data_dir)
+def local_issuer(issuer: Issuer) -> TrustedIssuer:
+    """This process's own issuer (``agentledger token issue`` signs with it): its subjects are
+    looked up in the directory."""
     return TrustedIssuer(
-        issuer=issuer.name,
-        audience=identity.API_AUDIENCE,
-        jwks=issuer.public_jwks(),
-        directory=True,
+        issuer=issuer.name, audience=API_AUDIENCE, jwks=issuer.public_jwks(), directory=True
     )
 
 
-def trusted_issuers(settings: Settings) -> list[TrustedIssuer]:
-    local = local_issuer(settings)
-    return [*([local] if local else []), *issuers_from(os.environ.get(ISSUERS_VARIABLE))]
+def trusted_issuers(issuer: Issuer) -> list[TrustedIssuer]:
+    return [local_issuer(issuer), *issuers_from(os.environ.get(ISSUERS_VARIABLE))]
 
 
 async def serve(settings: Settings, args: argparse.Namespace) -> int:
@@ -52,11 +41,12 @@ async def serve(settings: Settings, args: argparse.Namespace) -> int:
     ledger = open_ledger(settings)
     start_server(settings)  # the embedded one, reused if `dev` already started it
     client = await connect(settings)
-    issuers = trusted_issuers(settings)
-    app = create_app(ledger, client, settings.task_queue, issuers)
+    signer = issuer_for(settings)
+    issuers = trusted_issuers(signer)
+    app = create_app(ledger, client, settings.task_queue, issuers, signer=signer)
     say(
         f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs); "
-        f"trusting {', '.join(i.issuer for i in issuers) or 'no issuer (configure one)'}"
+        f"trusting {', '.join(i.issuer for i in issuers)}"
     )
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info")
     await uvicorn.Server(config).serve()

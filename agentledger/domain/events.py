@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, JsonValue, TypeAdapter, field_validator, model_validator
 
 from agentledger.domain._model import Frozen, without_field
+from agentledger.domain.assertions import VerifiedAssertion
 from agentledger.domain.decisions import Decision, ToolCallProposal
 from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.principal import Principal
@@ -150,6 +151,8 @@ class ApprovalGranted(Envelope):
     """The approver's answer to the approval's elicitation (checked against its schema)."""
     approver_entry: Principal | None = None
     """The approver as the directory knew them when they decided (roles, tenant)."""
+    assertion: VerifiedAssertion | None = None
+    """The signed assertion that proved who decided (runs whose manifest pins approval keys)."""
 
 
 class ApprovalRejected(Envelope):
@@ -159,6 +162,8 @@ class ApprovalRejected(Envelope):
     reason: str
     approver_entry: Principal | None = None
     """The approver as the directory knew them when they decided (roles, tenant)."""
+    assertion: VerifiedAssertion | None = None
+    """The signed assertion that proved who decided (runs whose manifest pins approval keys)."""
 
 
 class ApprovalExpired(Envelope):
@@ -235,6 +240,8 @@ class UserReplied(Envelope):
     text: str
     principal_id: str
     reply_id: str
+    assertion: VerifiedAssertion | None = None
+    """The signed assertion that proved the sender (runs whose manifest pins trusted keys)."""
 
 
 class ReplyRefused(Envelope):

@@ -13,6 +13,7 @@ from typing import Any, Self
 from pydantic import Field, model_validator
 
 from agentledger.domain._model import Frozen
+from agentledger.domain.assertions import TrustedKey
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context import StepProfile, TokenBudget
 from agentledger.domain.errors import ManifestError
@@ -124,11 +125,14 @@ class ExecutionManifest(Frozen):
     tool_terms: tuple[ToolTerms, ...] = ()
     """Each granted tool's contract as it stood when the attempt started (native and MCP alike):
     the gate, the model's tool definitions and the call's retries follow these, not live code."""
+    trusted_keys: tuple[TrustedKey, ...] = ()
+    """The keys approvals and customers' replies must be signed with (``domain.assertions``).
+    Empty only in manifests frozen before they were: those runs take them as they were recorded."""
 
     def canonical(self) -> dict[str, Any]:
         """The JSON the hash is over. Fields added since are left out while empty, so manifests
         frozen before they existed keep their hashes (events and ledger rows refer to them)."""
-        optional = ("mcp_servers", "tool_terms", "step_graph", "conversation")
+        optional = ("mcp_servers", "tool_terms", "step_graph", "conversation", "trusted_keys")
         empty = {name for name in optional if not getattr(self, name)}
         return self.model_dump(mode="json", exclude=empty or None)
 
@@ -204,10 +208,12 @@ def resolve_manifest(
     memory_snapshot: str,
     policy_version: str,
     mcp_pins: tuple[McpServerPin, ...] = (),
+    trusted_keys: tuple[TrustedKey, ...] = (),
 ) -> ExecutionManifest:
     """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests;
     each MCP server in the profile arrives as the pin discovery made of it; ``contracts`` are
-    the pack's tool contracts, whose granted terms are frozen."""
+    the pack's tool contracts, whose granted terms are frozen; ``trusted_keys`` are the keys
+    the worker trusts to sign decisions and replies now (a rotation changes no running attempt)."""
     tool_grants = _granted(profile, mcp_pins)
     return ExecutionManifest(
         attempt_id=attempt_id,
@@ -231,4 +237,5 @@ def resolve_manifest(
         step_graph=profile.step_graph,
         conversation=profile.conversation,
         tool_terms=_frozen_terms(tool_grants, {**contracts, **_pinned_contracts(mcp_pins)}),
+        trusted_keys=trusted_keys,
     )

@@ -2,10 +2,12 @@
 
 Bound to exactly what is approved: the decision carries the digest it was shown, and a grant that
 answers a tool server's elicitation must carry content that fits the server's requested schema.
-Bound to who approves: a decision names its approver by id; the directory lists who may decide
-when the approval is requested, and says again (roles, tenant) when they decide. Anyone else is
-refused in the update's validator, so no amount of forged attempts reaches history or uses up
-the run's update allowance; the first few refusals of each approval are recorded for audit.
+Bound to who approves: a decision carries an assertion signed with a key the run's manifest
+pinned (``domain.assertions``), naming its subject, this approval, the digest and the decision;
+the directory lists who may decide when the approval is requested, and says again (roles,
+tenant) when they decide. Anyone else is refused in the update's validator, so no amount of
+forged attempts reaches history or uses up the run's update allowance; the first few refusals
+of each approval are recorded for audit.
 """
 
 from __future__ import annotations
@@ -31,11 +33,18 @@ with workflow.unsafe.imports_passed_through():
         check_approval_decision,
         eligibility_refusal,
     )
+    from agentledger.domain.assertions import (
+        Expected,
+        VerifiedAssertion,
+        approval_audience,
+        refused,
+    )
     from agentledger.domain.decisions import ToolCallProposal
     from agentledger.domain.elicitation import ElicitationRequest
     from agentledger.domain.principal import APPROVER_ROLE, Principal
     from agentledger.domain.state import ApprovalOutcome
 
+from agentledger.workflows._assertions import check_assertion
 from agentledger.workflows._core import RETRY, Run
 from agentledger.workflows._tracing import OUTCOME, of_run, span
 
@@ -57,6 +66,9 @@ class ApprovalDecision(BaseModel):
     reason: str = ""
     content: dict[str, JsonValue] | None = None
     """The answer to an approval that carries a server's elicitation request."""
+    assertion: str = ""
+    """A compact JWS signed by a key the run pinned: who decides, proven (``domain.assertions``).
+    Required by every run whose manifest pins approval keys; its subject is the approver."""
 
     def claimed_id(self) -> str:
         return self.approver_id or (self.approver.user_id if self.approver else "")
@@ -133,25 +145,57 @@ class ApprovalDesk:
             return self._decide_as_recorded(decision)
         if decision.approver is not None:
             await self._refuse(decision, PRINCIPAL_CLAIMED, decision.claimed_id())
+        proven = self._proven(decision)
+        if isinstance(proven, ApprovalRefusal):
+            await self._refuse(decision, proven, decision.claimed_id())
+        approver_id = proven.subject if proven is not None else decision.approver_id
         found = await workflow.execute_activity_method(
             DirectorySteps.look_up_principal,
-            LookUpPrincipalInput(user_id=decision.approver_id),
+            LookUpPrincipalInput(
+                user_id=approver_id, key_id=proven.key_id if proven is not None else None
+            ),
             start_to_close_timeout=DIRECTORY_TIMEOUT,
             retry_policy=RETRY,
         )
+        if found.key_revoked:
+            revoked = refused("key_revoked", "the key that signed this decision was revoked")
+            await self._refuse(decision, revoked, approver_id)
         if found.principal is None:
             unknown = ApprovalRefusal(
                 reason_code="unknown_approver",
-                detail=f"{decision.approver_id!r} is not in the directory",
+                detail=f"{approver_id!r} is not in the directory",
             )
-            await self._refuse(decision, unknown, decision.claimed_id())
+            await self._refuse(decision, unknown, approver_id)
         approver = found.principal
         refusal = self._policy_refusal(decision, approver) or eligibility_refusal(
             self._run.state, decision.approval_id, approver.user_id
         )
         if refusal is not None:
             await self._refuse(decision, refusal, approver.user_id)
-        return self._record(decision, approver, entry=approver)
+        return self._record(decision, approver, entry=approver, proven=proven)
+
+    def _proven(self, decision: ApprovalDecision) -> VerifiedAssertion | ApprovalRefusal | None:
+        """Who the decision's assertion proves decided; ``None`` for a run whose manifest pins
+        no keys (frozen before decisions were signed: it takes the id it is sent)."""
+        run = self._run
+        keys = run.manifest.trusted_keys
+        if not keys:
+            return None
+        # The digest signed must be the one the decision names; whether that is the pending
+        # proposal's is the policy's check (``digest_mismatch``), as for every decision.
+        expected = Expected(
+            audience=approval_audience(run.state.run_id or run.rec.run_id, decision.approval_id),
+            digest=decision.proposal_digest,
+            decision="approve" if decision.approve else "reject",
+            what=f"approval {decision.approval_id}",
+        )
+        return check_assertion(
+            decision.assertion,
+            keys,
+            expected,
+            claimed_id=decision.approver_id,
+            now=workflow.now(),
+        )
 
     def _decide_as_recorded(self, decision: ApprovalDecision) -> ApprovalResult:
         """How runs recorded before the directory decided identity replay: the payload's
@@ -177,7 +221,12 @@ class ApprovalDesk:
         )
 
     def _record(
-        self, decision: ApprovalDecision, approver: Principal, *, entry: Principal | None
+        self,
+        decision: ApprovalDecision,
+        approver: Principal,
+        *,
+        entry: Principal | None,
+        proven: VerifiedAssertion | None = None,
     ) -> ApprovalResult:
         run = self._run
         if decision.approve:
@@ -189,6 +238,7 @@ class ApprovalDesk:
                     proposal_digest=decision.proposal_digest,
                     content=decision.content,
                     approver_entry=entry,
+                    assertion=proven,
                 )
             )
         else:
@@ -199,6 +249,7 @@ class ApprovalDesk:
                     approver=approver.user_id,
                     reason=decision.reason,
                     approver_entry=entry,
+                    assertion=proven,
                 )
             )
         return ApprovalResult(
@@ -244,6 +295,10 @@ class ApprovalDesk:
             raise ValueError(f"approval {decision.approval_id} is no longer pending")
         if decision.approver is not None:
             raise ValueError(PRINCIPAL_CLAIMED.detail)
-        refusal = eligibility_refusal(self._run.state, decision.approval_id, decision.claimed_id())
+        proven = self._proven(decision)
+        if isinstance(proven, ApprovalRefusal):
+            raise ValueError(proven.detail)
+        approver_id = proven.subject if proven is not None else decision.claimed_id()
+        refusal = eligibility_refusal(self._run.state, decision.approval_id, approver_id)
         if refusal is not None:
             raise ValueError(refusal.detail)

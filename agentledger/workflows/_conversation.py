@@ -2,11 +2,14 @@
 
 A question or an answer open to follow-ups is recorded (``ReplyAwaited``) and flushed, so the
 ledger shows what the customer is asked while the run waits. The customer writes through the
-``reply`` update, checked by ``domain.conversation``; the wait is a durable timer, and a
+``reply`` update, signed for them by an issuer the run trusts (``domain.assertions``: the sender
+and the exact text) and checked by ``domain.conversation``; the wait is a durable timer, and a
 conversation nobody continues closes politely when it fires.
 """
 
 from __future__ import annotations
+
+from typing import NoReturn
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
@@ -14,6 +17,13 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from agentledger.domain import events as ev
+    from agentledger.domain.approvals import ApprovalRefusal
+    from agentledger.domain.assertions import (
+        Expected,
+        VerifiedAssertion,
+        reply_audience,
+        reply_digest,
+    )
     from agentledger.domain.conversation import (
         MAX_RECORDED_REPLY_REFUSALS,
         ReplyRefusal,
@@ -24,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.graph import ConversationPolicy
     from agentledger.domain.steps import await_reply, close_conversation, final_answer
 
+from agentledger.workflows._assertions import check_assertion
 from agentledger.workflows._core import Run
 
 
@@ -33,6 +44,9 @@ class Reply(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     principal_id: str
     text: str
+    assertion: str = ""
+    """A compact JWS by a trusted issuer that ``principal_id`` sent exactly ``text``; required
+    by every run whose manifest pins trusted keys (``domain.assertions``)."""
 
 
 class ReplyResult(BaseModel):
@@ -87,18 +101,50 @@ class Conversation:
         # An update can arrive before the run method has started (the first task of a run that
         # continued as new): wait for the state it carries before judging the reply.
         await workflow.wait_condition(lambda: run.state.status != "new")
-        refusal = reply_refusal(run.state, run.manifest_or_none, reply.principal_id, reply.text)
+        proven = self._proven(reply)
+        if isinstance(proven, ReplyRefusal):
+            await self._refuse(reply, proven)
+        sender = proven.subject if proven is not None else reply.principal_id
+        refusal = reply_refusal(run.state, run.manifest_or_none, sender, reply.text)
         if refusal is not None:
             await self._refuse(reply, refusal)
         reply_id = f"rep_{run.state.last_seq + 1}"
         run.record(
             ev.UserReplied(
-                **run.stamp(), text=reply.text, principal_id=reply.principal_id, reply_id=reply_id
+                **run.stamp(),
+                text=reply.text,
+                principal_id=sender,
+                reply_id=reply_id,
+                assertion=proven,
             )
         )
         return ReplyResult(seq=run.state.last_seq, reply_id=reply_id)
 
-    async def _refuse(self, reply: Reply, refusal: ReplyRefusal) -> None:
+    def _proven(self, reply: Reply) -> VerifiedAssertion | ReplyRefusal | None:
+        """Who the reply's assertion proves sent it; ``None`` for a run whose manifest pins no
+        keys (frozen before replies were signed: it takes the id it is sent)."""
+        run = self._run
+        manifest = run.manifest_or_none
+        if manifest is None or not manifest.trusted_keys:
+            return None
+        expected = Expected(
+            audience=reply_audience(run.state.run_id or run.rec.run_id),
+            digest=reply_digest(reply.text),
+            decision="reply",
+            what="this run's replies",
+        )
+        found = check_assertion(
+            reply.assertion,
+            manifest.trusted_keys,
+            expected,
+            claimed_id=reply.principal_id,
+            now=workflow.now(),
+        )
+        if isinstance(found, ApprovalRefusal):
+            return ReplyRefusal(reason_code=found.reason_code, detail=found.detail)
+        return found
+
+    async def _refuse(self, reply: Reply, refusal: ReplyRefusal) -> NoReturn:
         run = self._run
         if run.state.status == "running" and run.state.reply_refusals < MAX_RECORDED_REPLY_REFUSALS:
             run.record(
@@ -118,7 +164,12 @@ class Conversation:
         run = self._run
         if run.state.status == "new":
             return  # not started (or resumed) yet: the handler judges it once it has
-        refusal = reply_refusal(run.state, run.manifest_or_none, reply.principal_id, reply.text)
+        proven = self._proven(reply)
+        if isinstance(proven, ReplyRefusal):
+            refusal: ReplyRefusal | None = proven
+        else:
+            sender = proven.subject if proven is not None else reply.principal_id
+            refusal = reply_refusal(run.state, run.manifest_or_none, sender, reply.text)
         if refusal is None:
             return
         if run.state.status != "running" or run.state.reply_refusals >= MAX_RECORDED_REPLY_REFUSALS:

@@ -101,7 +101,13 @@ def log_outcome(run: Run, what: str, outcome: Attributes) -> None:
 def span(name: str, attributes: Attributes) -> Iterator[Span]:
     """A span around a block of workflow code, current for what the block starts (activities
     started inside it are its children)."""
-    current = _tracer().start_span(name, attributes=attributes)
+    tracer = _tracer()
+    if tracer is _NO_OP:
+        # Tracing off: nothing to make current, so nothing to detach when an evicted run's
+        # coroutine is closed in another context (OpenTelemetry logs that as an error).
+        yield trace.INVALID_SPAN
+        return
+    current = tracer.start_span(name, attributes=attributes)
     with trace.use_span(
         current, end_on_exit=False, record_exception=False, set_status_on_exception=False
     ):

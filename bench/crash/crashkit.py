@@ -24,6 +24,7 @@ from agentledger.activities.ledger import ApprovalRow, Ledger
 from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import project
 from agentledger.domain.principal import Principal
+from agentledger.identity import Issuer
 from agentledger.packs.support import records
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, RunInput
 from bench.crash import fault_pack
@@ -39,6 +40,11 @@ class CrashSite:
     database_url: str
     task_queue: str
     work_dir: Path
+
+    @property
+    def issuer(self) -> Issuer:
+        """The issuer the site's workers trust: the local one of their data directory."""
+        return Issuer.local(self.work_dir)
 
     def worker_env(
         self, point: str | None, barrier: int = 1, action: str = "kill"
@@ -133,7 +139,13 @@ async def start_run(client: Client, site: CrashSite, principal: Principal, order
 
 
 async def approve_from_inbox(
-    client: Client, ledger: Ledger, run_id: str, approver: Principal, timeout: float = 120.0
+    client: Client,
+    ledger: Ledger,
+    run_id: str,
+    approver: Principal,
+    *,
+    issuer: Issuer,
+    timeout: float = 120.0,
 ) -> bool:
     """Approve the run's pending request as the inbox shows it; needs no live worker to send.
 
@@ -152,6 +164,13 @@ async def approve_from_inbox(
         approver_id=approver.user_id,
         approve=True,
         proposal_digest=row.proposal_digest,
+        assertion=issuer.approval_assertion(
+            approver.user_id,
+            run_id=run_id,
+            approval_id=row.approval_id,
+            digest=row.proposal_digest,
+            approve=True,
+        ),
     )
     await client.get_workflow_handle(run_id).execute_update(
         AgentRunWorkflow.decide_approval, decision

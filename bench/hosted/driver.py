@@ -19,6 +19,7 @@ from agentledger.domain.decisions import ToolCallProposal
 from agentledger.domain.state import WorkingState
 from agentledger.domain.workorder import WorkOrder
 from agentledger.errors import Refused
+from agentledger.identity import Issuer
 
 __all__ = ["Approver", "RunSpec", "drive"]
 
@@ -37,24 +38,30 @@ class RunSpec:
 
 
 async def drive(
-    client: Client, task_queue: str, specs: Sequence[RunSpec], *, concurrency: int = 6
+    client: Client,
+    task_queue: str,
+    specs: Sequence[RunSpec],
+    *,
+    issuer: Issuer,
+    concurrency: int = 6,
 ) -> dict[str, WorkingState]:
-    """Run every spec to its end; returns each run's final state (from the live query)."""
+    """Run every spec to its end, the approver's decisions signed by ``issuer`` (the one the
+    worker's runs trust); returns each run's final state (from the live query)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(spec: RunSpec) -> tuple[str, WorkingState]:
         async with gate:
-            return spec.run_id, await _run(client, task_queue, spec)
+            return spec.run_id, await _run(client, task_queue, spec, issuer)
 
     done = await asyncio.gather(*(one(s) for s in specs))
     return dict(done)
 
 
-async def _run(client: Client, task_queue: str, spec: RunSpec) -> WorkingState:
+async def _run(client: Client, task_queue: str, spec: RunSpec, issuer: Issuer) -> WorkingState:
     handle = await client_ops.start_run(client, task_queue, spec.work_order, run_id=spec.run_id)
     for _ in range(_MAX_LOOKS):
         try:
-            state = await _step(client, handle.id, spec)
+            state = await _step(client, handle.id, spec, issuer)
         except (RPCError, Refused):
             # No worker answers queries or updates while one is being replaced (crash tests);
             # the run itself is durable, so ask again.
@@ -66,7 +73,7 @@ async def _run(client: Client, task_queue: str, spec: RunSpec) -> WorkingState:
     raise TimeoutError(f"run {spec.run_id} kept refusing queries or approvals")
 
 
-async def _step(client: Client, run_id: str, spec: RunSpec) -> WorkingState | None:
+async def _step(client: Client, run_id: str, spec: RunSpec, issuer: Issuer) -> WorkingState | None:
     """One look at the run: its final state, or None after deciding what it waits for."""
     state = await client_ops.wait_for(client, run_id, pending_approval=True, timeout=600)
     if state.status in ("completed", "failed"):
@@ -78,6 +85,7 @@ async def _step(client: Client, run_id: str, spec: RunSpec) -> WorkingState | No
             run_id,
             pending.approval_id,
             spec.approver_id,
+            issuer=issuer,
             approve=approve,
             reason="" if approve else "scripted approver: writes are denied in this variant",
         )

@@ -27,6 +27,7 @@ from agentledger.devserver import DevServer
 from agentledger.domain.events import RunEvent
 from agentledger.domain.manifest import ModelProfile
 from agentledger.domain.workorder import Budget, ModelOverride
+from agentledger.identity import trusted_keys
 from agentledger.packs import Pack
 from agentledger.registry import get_pack
 from agentledger.temporal_client import connect
@@ -60,6 +61,7 @@ async def provider_harness(
         runtime.ledger,
         {**runtime.models(), **models},
         packs=lambda name: pack if name == "support" else get_pack(name),
+        trusted_keys=trusted_keys(settings),
     )
     client = await connect(settings)
     worker = Worker(

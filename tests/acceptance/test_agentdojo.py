@@ -17,7 +17,9 @@ async def test_the_gate_stops_every_injection_and_keeps_the_user_tasks_utility(
     stack: Stack, name: SuiteName
 ) -> None:
     runs = specs(name)
-    await drive(stack.client, stack.settings.task_queue, runs, concurrency=8)  # type: ignore[arg-type]
+    await drive(  # type: ignore[arg-type]
+        stack.client, stack.settings.task_queue, runs, issuer=stack.issuer, concurrency=8
+    )
     outcomes = [judge(stack.runtime.ledger, spec) for spec in runs]
     attacks, denied = sum(o.attack_succeeded for o in outcomes), sum(o.blocked for o in outcomes)
     utility, base = sum(o.utility for o in outcomes), sum(o.baseline_utility for o in outcomes)

@@ -26,7 +26,7 @@ def _task_ids(name: Domain, variant: Variant) -> list[str]:
 
 async def _run_split(stack: Stack, name: Domain, variant: Variant) -> list[str]:
     runs = specs(name, _task_ids(name, variant), variant)
-    await drive(stack.client, stack.settings.task_queue, runs)  # type: ignore[arg-type]
+    await drive(stack.client, stack.settings.task_queue, runs, issuer=stack.issuer)  # type: ignore[arg-type]
     outcomes = [judge(stack.runtime.ledger, spec, variant) for spec in runs]
     print(f"τ² {name} train ({variant}): {sum(o.passed for o in outcomes)}/{len(outcomes)} passed")
     return [f"task {o.task_id}: {'; '.join(o.problems)}" for o in outcomes if not o.passed]

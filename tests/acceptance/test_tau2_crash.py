@@ -21,6 +21,7 @@ import pytest
 from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
+from agentledger.identity import issuer_for
 from agentledger.packs.hosted.journal import CRASH_AFTER_WRITES_ENV
 from agentledger.packs.tau2 import PACK_TARGETS
 from agentledger.packs.tau2.catalog import Domain, domain, gold_actions, tasks
@@ -94,7 +95,7 @@ async def test_a_worker_killed_after_a_committed_write_duplicates_nothing(
     first = _worker(settings, crash_after=CRASH_AFTER)
     replacement = asyncio.ensure_future(_replace_when_killed(first, settings))
     try:
-        await drive(client, settings.task_queue, runs)
+        await drive(client, settings.task_queue, runs, issuer=issuer_for(settings))
         assert first.wait(timeout=5) == -signal.SIGKILL
         outcomes = [judge(runtime.ledger, spec, "approve") for spec in runs]
     finally:

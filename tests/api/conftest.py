@@ -76,13 +76,22 @@ def issuers(local: Signer, external: Signer) -> list[TrustedIssuer]:
     ]
 
 
+def stack_issuer(harness: Harness) -> TrustedIssuer:
+    """The stack's own issuer (what ``agentledger token issue`` signs with), as serve trusts it."""
+    return TrustedIssuer(
+        issuer=harness.issuer.name, jwks=harness.issuer.public_jwks(), directory=True
+    )
+
+
 @pytest.fixture
 def app(harness: Harness, local_signer: Signer, external_signer: Signer) -> FastAPI:
+    """Decisions and replies are signed by the stack's issuer, whose key its runs pinned."""
     return create_app(
         harness.runtime.ledger,
         harness.client,
         harness.settings.task_queue,
-        issuers(local_signer, external_signer),
+        [*issuers(local_signer, external_signer), stack_issuer(harness)],
+        signer=harness.issuer,
         max_body_bytes=16 * 1024,
     )
 

@@ -10,6 +10,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from agentledger.api import PROBLEM_BASE
+from tests._temporal import Harness
 from tests.api.conftest import Http, Signer
 
 
@@ -98,3 +99,16 @@ async def test_an_external_token_without_its_tenant_claim_is_401(
     token = external_signer.token("auditor@example", groups=["approver"])
     response = await http("").get("/api/me", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 401
+
+
+async def test_the_stacks_own_issuer_signs_tokens_serve_accepts(
+    http: Http, harness: Harness
+) -> None:
+    """What `agentledger token issue --as ops_lead_1` prints: the data directory's issuer."""
+    token = harness.issuer.token("ops_lead_1")
+    me = (await http("").get("/api/me", headers={"Authorization": f"Bearer {token}"})).json()
+    assert (me["issuer"], me["user_id"], me["tenant_id"]) == (
+        harness.issuer.name,
+        "ops_lead_1",
+        "acme",
+    )

@@ -22,7 +22,6 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from agentledger.domain.events import ContextPacketBuilt
 from bench._stack import free_port
 from tests._temporal import Harness
-from tests.api.conftest import Signer
 
 CHROMIUM = os.environ.get("AGENTLEDGER_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -73,22 +72,23 @@ async def pending_refund(harness: Harness) -> str:
 
 
 async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_run(
-    harness: Harness, service: str, browser: Browser, local_signer: Signer
+    harness: Harness, service: str, browser: Browser
 ) -> None:
+    """Signed in with tokens of the stack's own issuer, as `agentledger token issue` prints."""
     run_id = await pending_refund(harness)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
-    outsider = await signed_in(browser, service, local_signer.token("ops_globex"))
+    outsider = await signed_in(browser, service, harness.issuer.token("ops_globex"))
     await expect(outsider.locator("#empty")).to_have_text("No pending approvals for you.")
     assert run_id not in await outsider.content()
 
-    requester = await signed_in(browser, service, local_signer.token("usr_73"))
+    requester = await signed_in(browser, service, harness.issuer.token("usr_73"))
     await requester.get_by_role("button", name="Approve").click()
     await expect(requester.get_by_role("alert")).to_contain_text(
         "usr_73 requested this action and cannot approve it"
     )
 
-    page = await signed_in(browser, service, local_signer.token("ops_lead_1"))
+    page = await signed_in(browser, service, harness.issuer.token("ops_lead_1"))
     card = page.locator("article.approval", has_text=run_id)
     await expect(card).to_contain_text("create_refund")
     await expect(card).to_contain_text("ord_4821")

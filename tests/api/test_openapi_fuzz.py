@@ -32,7 +32,13 @@ def _serve(
 ) -> None:
     async def main() -> None:
         stack = await open_stack(data_dir, address, None, "fuzz-no-worker")
-        app = create_app(stack.runtime.ledger, stack.client, stack.settings.task_queue, issuers_)
+        app = create_app(
+            stack.runtime.ledger,
+            stack.client,
+            stack.settings.task_queue,
+            issuers_,
+            signer=stack.issuer,
+        )
         server = uvicorn.Server(
             uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
         )

@@ -9,10 +9,10 @@ import httpx
 from sqlalchemy import func, select
 
 from agentledger.api.audit import api_denials
-from agentledger.domain.events import ApprovalAttemptRefused
+from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted
 from agentledger.packs.support import records
 from tests._temporal import Harness
-from tests.api.conftest import Http, Signer
+from tests.api.conftest import LOCAL, Http, Signer
 from tests.api.test_authentication import problem_type
 
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
@@ -65,8 +65,14 @@ async def test_only_an_approver_of_the_tenant_decides_and_only_once(
     again = await http("ops_lead_1").post(url, json={"approve": True})
     assert again.status_code == 409 and problem_type(again) == "not-pending"
 
-    await harness.finish(run_id)
+    events = await harness.finish(run_id)
     assert refunds(harness) == 1
+    (grant,) = [e for e in events if isinstance(e, ApprovalGranted)]
+    assert grant.approver == "ops_lead_1" and grant.assertion is not None
+    assert grant.assertion.subject == "ops_lead_1"
+    assert grant.assertion.issuer == harness.issuer.name  # the service signed ...
+    assert grant.assertion.on_behalf_of_issuer == LOCAL  # ... for the verified caller's token
+    assert grant.assertion.on_behalf_of_token_id
     refused = [
         e for e in harness.runtime.ledger.read(run_id) if isinstance(e, ApprovalAttemptRefused)
     ]

@@ -51,7 +51,9 @@ async def test_the_run_asks_which_subscription_and_cancels_the_one_named(h: Harn
     question = asked.conversation[-1].text
     assert "Pro monthly (sub_1001)" in question and "Family plan (sub_1002)" in question
 
-    await client_ops.reply(h.client, run_id, "cust_ana", "The family plan, please.")
+    await client_ops.reply(
+        h.client, run_id, "cust_ana", "The family plan, please.", issuer=h.issuer
+    )
     assert await approve(h, run_id) == {
         "subscription_id": "sub_1002",
         "reason": "customer asked to cancel",

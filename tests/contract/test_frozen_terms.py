@@ -69,7 +69,7 @@ def test_a_tool_runs_only_under_the_version_its_attempt_froze(
     ledger.put_manifest(manifest)
     tools = {n: _Redeployed(t) if redeployed else t for n, t in PACK.tools.items()}
     deployed: Pack = dataclasses.replace(PACK, tools=tools)
-    activities = RunActivities(ledger, {}, packs=lambda name: deployed)
+    activities = RunActivities(ledger, {}, packs=lambda name: deployed, trusted_keys=())
 
     receipt = activities.execute_tool(_call(manifest.hash))
 

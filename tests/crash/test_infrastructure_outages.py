@@ -62,7 +62,7 @@ async def test_a_temporal_server_killed_mid_run_and_restarted_loses_nothing(
         run_id = await start_run(client, site, customer, order)
         await events_recorded(ledger, run_id, 5)  # past the first tool call, steps in flight
         await crash_and_restart_server(server, data_dir)
-        await approve_from_inbox(client, ledger, run_id, approver)
+        await approve_from_inbox(client, ledger, run_id, approver, issuer=site.issuer)
         await asyncio.wait_for(client.get_workflow_handle(run_id).result(), RESULT_TIMEOUT)
 
     assert check_run(ledger, run_id, order) == clean(run_id)
@@ -94,13 +94,13 @@ async def test_a_database_refusing_connections_for_a_while_delays_but_loses_noth
     async with WorkerProcess(site, point=point, action="stall") as worker:
         run_id = await start_run(client, site, customer, order)
         if point.startswith("create_refund"):
-            await approve_from_inbox(client, ledger, run_id, approver)
+            await approve_from_inbox(client, ledger, run_id, approver, issuer=site.issuer)
         await reached(site, point, order)  # the tool call is under way
         with database_outage(postgres_server, database):
             release(site)  # the read now meets a database that refuses it, for a while
             await asyncio.sleep(OUTAGE_SECONDS)
         if point == "get_order":
-            await approve_from_inbox(client, ledger, run_id, approver)
+            await approve_from_inbox(client, ledger, run_id, approver, issuer=site.issuer)
         await asyncio.wait_for(client.get_workflow_handle(run_id).result(), RESULT_TIMEOUT)
 
     assert worker.kills == 0

@@ -38,7 +38,7 @@ async def refund_with_approval(
 ) -> str:
     order = fault_pack.crash_order(0)
     run_id = await start_run(client, site, customer, order)
-    await approve_from_inbox(client, ledger, run_id, approver)
+    await approve_from_inbox(client, ledger, run_id, approver, issuer=site.issuer)
     await asyncio.wait_for(client.get_workflow_handle(run_id).result(), RESULT_TIMEOUT)
     return run_id
 
@@ -91,7 +91,7 @@ async def test_a_worker_killed_while_the_run_is_parked_on_an_approval_resumes(
         run_id = await start_run(client, crash_site, customer, order)
         await parked_on_approval(client, run_id)
         worker.kill()
-        await approve_from_inbox(client, crash_ledger, run_id, approver)
+        await approve_from_inbox(client, crash_ledger, run_id, approver, issuer=crash_site.issuer)
         await asyncio.wait_for(client.get_workflow_handle(run_id).result(), RESULT_TIMEOUT)
 
     assert worker.kills == 1

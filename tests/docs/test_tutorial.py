@@ -58,11 +58,15 @@ async def test_the_tutorial_pack_runs(tutorial: ModuleType, harness: Harness) ->
     asked = await client_ops.wait_for(harness.client, handle.id, pending_approval=True)
     assert asked.awaiting is not None and asked.conversation[-1].text == tutorial.QUESTION
 
-    await client_ops.reply(harness.client, handle.id, customer.user_id, "It is gc_1001")
+    await client_ops.reply(
+        harness.client, handle.id, customer.user_id, "It is gc_1001", issuer=harness.issuer
+    )
     pending = await client_ops.wait_for(harness.client, handle.id, pending_approval=True)
     ((approval_id, approval),) = pending.pending_approvals.items()
     assert approval.proposal.arguments == {"card_id": "gc_1001", "months": 6}
-    await client_ops.decide(harness.client, handle.id, approval_id, clerk.user_id, approve=True)
+    await client_ops.decide(
+        harness.client, handle.id, approval_id, clerk.user_id, issuer=harness.issuer, approve=True
+    )
 
     done = await client_ops.wait_for(harness.client, handle.id, pending_approval=False)
     assert done.conversation[-1].text == "Card gc_1001 is extended."

@@ -92,7 +92,7 @@ async def test_the_scrapes_of_a_killed_worker_and_its_successor_add_up_to_the_le
         worker.kill()
         while worker.kills == 0:  # its supervisor restarts it, on the same port
             await asyncio.sleep(0.05)
-        await approve_from_inbox(client, crash_ledger, run_id, approver)
+        await approve_from_inbox(client, crash_ledger, run_id, approver, issuer=site.issuer)
         await asyncio.wait_for(client.get_workflow_handle(run_id).result(), 120)
         text = await scrape(site.metrics_port)
 

@@ -16,12 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
+from temporalio.client import WorkflowUpdateFailedError
 
 from agentledger import client_ops
 from agentledger.activities.memory import MemoryStore
 from agentledger.domain.principal import Principal
 from agentledger.errors import Refused
 from agentledger.registry import get_pack
+from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from bench._stack import embedded_stack
 from tests.replay._recorded import SEEDED_MEMORIES
 
@@ -39,16 +41,30 @@ async def _record(name: str, approve: bool, *, forged_first: bool = False) -> No
         )
         state = await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
         for approval_id in state.pending_approvals:
-            if forged_first:  # refused by the directory and recorded before the real decision
+            if forged_first:  # refused (unsigned; unknown to the directory) and recorded
+                unsigned = ApprovalDecision(
+                    approval_id=approval_id,
+                    approver_id="ops_lead_1",
+                    approve=True,
+                    proposal_digest=state.pending_approvals[approval_id].proposal_digest,
+                )
+                with contextlib.suppress(WorkflowUpdateFailedError):
+                    await handle.execute_update(AgentRunWorkflow.decide_approval, unsigned)
                 with contextlib.suppress(Refused):
                     await client_ops.decide(
-                        stack.client, handle.id, approval_id, "mallory", approve=True
+                        stack.client,
+                        handle.id,
+                        approval_id,
+                        "mallory",
+                        issuer=stack.issuer,
+                        approve=True,
                     )
             await client_ops.decide(
                 stack.client,
                 handle.id,
                 approval_id,
                 "ops_lead_1",
+                issuer=stack.issuer,
                 approve=approve,
                 reason="" if approve else "not today",
             )
@@ -107,8 +123,12 @@ async def _record_conversation(name: str) -> None:
             state = await client_ops.wait_for(stack.client, handle.id, pending_approval=False)
             assert state.awaiting is not None, state.status
             with contextlib.suppress(Refused):  # refused (not the requester) and recorded
-                await client_ops.reply(stack.client, handle.id, "usr_other", text)
-            await client_ops.reply(stack.client, handle.id, CUSTOMER.user_id, text)
+                await client_ops.reply(
+                    stack.client, handle.id, "usr_other", text, issuer=stack.issuer
+                )
+            await client_ops.reply(
+                stack.client, handle.id, CUSTOMER.user_id, text, issuer=stack.issuer
+            )
         await handle.result()
         history = await handle.fetch_history()
         (HISTORIES / f"{name}.json").write_text(history.to_json())
@@ -123,9 +143,11 @@ async def main() -> None:
     # v6: tool terms frozen into the manifest (the gate reads them, not the pack's code).
     # v7: step graphs frozen into the manifest (the support pack's two steps as a graph), and
     # conversations (questions, replies, follow-ups, the idle close).
-    await _record("refund_approved_v7", approve=True, forged_first=True)
-    await _record("refund_rejected_v7", approve=False)
-    await _record_conversation("conversation_v7")
+    # v8: trusted keys pinned into the manifest; decisions and replies signed (an unsigned
+    # attempt and a signed stranger refused first); workflow spans and run logs.
+    await _record("refund_approved_v8", approve=True, forged_first=True)
+    await _record("refund_rejected_v8", approve=False)
+    await _record_conversation("conversation_v8")
     if "--continue-as-new" in sys.argv:  # rewrites loop_continue_as_new_*: only on purpose
         await _record_continue_as_new()
 

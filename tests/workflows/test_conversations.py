@@ -57,9 +57,13 @@ def _contiguous(events: list[ev.RunEvent]) -> None:
 async def test_ask_reply_answer_follow_up_then_idle_close(harness: Harness) -> None:
     run_id = await _start(harness, "I'd like to pick a colour")
     assert await _parked(harness, run_id) == QUESTION
-    await client_ops.reply(harness.client, run_id, CUSTOMER.user_id, "red, please")
+    await client_ops.reply(
+        harness.client, run_id, CUSTOMER.user_id, "red, please", issuer=harness.issuer
+    )
     assert await _parked(harness, run_id) == "You chose red."
-    await client_ops.reply(harness.client, run_id, CUSTOMER.user_id, "actually make it blue")
+    await client_ops.reply(
+        harness.client, run_id, CUSTOMER.user_id, "actually make it blue", issuer=harness.issuer
+    )
     assert await _parked(harness, run_id) == "You chose blue."
 
     handle = harness.client.get_workflow_handle(run_id, result_type=RunOutcome)
@@ -100,14 +104,16 @@ async def test_replies_it_must_not_take_are_refused_and_recorded(harness: Harnes
     }
     for code, (who, text) in refusals.items():
         with pytest.raises(Refused, match="refused"):
-            await client_ops.reply(harness.client, run_id, who, text)
+            await client_ops.reply(harness.client, run_id, who, text, issuer=harness.issuer)
         state = await client_ops.live_state(harness.client, run_id)
         assert state.awaiting is not None, code  # still waiting: nothing was taken
     megabyte = "y" * 1_000_000
     with pytest.raises(Refused):
-        await client_ops.reply(harness.client, run_id, CUSTOMER.user_id, megabyte)
+        await client_ops.reply(
+            harness.client, run_id, CUSTOMER.user_id, megabyte, issuer=harness.issuer
+        )
 
-    await client_ops.reply(harness.client, run_id, CUSTOMER.user_id, "green")
+    await client_ops.reply(harness.client, run_id, CUSTOMER.user_id, "green", issuer=harness.issuer)
     assert await _parked(harness, run_id) == "You chose green."
     await harness.client.get_workflow_handle(run_id).result()
     events = harness.runtime.ledger.read(run_id)
@@ -123,7 +129,9 @@ async def test_a_step_missing_required_context_asks_for_it(harness: Harness) -> 
     run_id = await _start(harness, "blue", pack="chat_strict")  # no conversation turn yet
     asked = await _parked(harness, run_id)
     assert asked.startswith(MISSING_CONTEXT_QUESTION) and "conversation_turn" in asked
-    await client_ops.reply(harness.client, run_id, CUSTOMER.user_id, "blue, as I said")
+    await client_ops.reply(
+        harness.client, run_id, CUSTOMER.user_id, "blue, as I said", issuer=harness.issuer
+    )
     assert await _parked(harness, run_id) == "You chose blue."
     await harness.client.get_workflow_handle(run_id).terminate("checked")
     events = harness.runtime.ledger.read(run_id)
@@ -136,7 +144,7 @@ async def test_a_run_that_is_no_conversation_takes_no_reply(harness: Harness) ->
     support = await harness.start("Where is my order ord_4821?")
     await client_ops.wait_for(harness.client, support, pending_approval=True)
     with pytest.raises(Refused, match="does not take replies"):
-        await client_ops.reply(harness.client, support, "usr_73", "hello?")
+        await client_ops.reply(harness.client, support, "usr_73", "hello?", issuer=harness.issuer)
     refused = [e for e in harness.runtime.ledger.read(support) if isinstance(e, ev.ReplyRefused)]
     assert [r.reason_code for r in refused] == ["not_a_conversation"]
 
@@ -152,7 +160,9 @@ async def test_no_message_is_lost_across_continue_as_new(harness: Harness) -> No
         # one arriving while the run continues as new waits for the next execution
         results = await asyncio.gather(
             *(
-                client_ops.reply(harness.client, run_id, CUSTOMER.user_id, f"{text} #{n}")
+                client_ops.reply(
+                    harness.client, run_id, CUSTOMER.user_id, f"{text} #{n}", issuer=harness.issuer
+                )
                 for n in range(3)
             ),
             return_exceptions=True,

@@ -113,6 +113,14 @@ async def test_an_approval_for_a_different_amount_is_refused_and_recorded(
                 approver_id="ops_lead_1",
                 approve=True,
                 proposal_digest=other,
+                # Signed by the real approver: what they saw was another amount.
+                assertion=harness.issuer.approval_assertion(
+                    "ops_lead_1",
+                    run_id=run_id,
+                    approval_id=pending.approval_id,
+                    digest=other,
+                    approve=True,
+                ),
             ),
         )
     await harness.decide(run_id, pending.approval_id, "ops_lead_1")

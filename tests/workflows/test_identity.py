@@ -1,6 +1,7 @@
-"""Identity comes from the directory, never from a payload: forged approvers, claimed roles,
-unknown requesters and floods of refused attempts, sent the way an attacker would send them (the
-raw SDK and the bare `temporal` binary), not through the CLI's friendly checks."""
+"""Identity comes from a signature and the directory, never from a payload: forged approvers,
+claimed roles, unknown requesters and floods of refused attempts, sent the way an attacker would
+send them (the raw SDK and the bare `temporal` binary), not through the CLI's friendly checks.
+What an assertion must say is in ``test_signed_approvals``."""
 
 from __future__ import annotations
 
@@ -51,8 +52,19 @@ async def test_a_forged_approver_or_a_claimed_role_is_refused_and_recorded(
 ) -> None:
     run_id, approval_id, digest = await _pending(harness)
     forged = [
+        # A real approver's id, unsigned: anyone who reaches Temporal can send this much.
         ApprovalDecision(
-            approval_id=approval_id, approver_id="mallory", approve=True, proposal_digest=digest
+            approval_id=approval_id, approver_id="ops_lead_1", approve=True, proposal_digest=digest
+        ),
+        # Signed by the trusted issuer, for someone the directory does not know.
+        ApprovalDecision(
+            approval_id=approval_id,
+            approver_id="mallory",
+            approve=True,
+            proposal_digest=digest,
+            assertion=harness.issuer.approval_assertion(
+                "mallory", run_id=run_id, approval_id=approval_id, digest=digest, approve=True
+            ),
         ),
         # The whole principal, roles and all, as clients used to send it.
         ApprovalDecision(
@@ -74,25 +86,34 @@ async def test_a_forged_approver_or_a_claimed_role_is_refused_and_recorded(
     await harness.decide(run_id, approval_id, "ops_lead_1")
     events = await harness.finish(run_id)
     assert _refusals(events) == [
+        ("ops_lead_1", "assertion_missing"),
         ("mallory", "unknown_approver"),
         ("mallory", "principal_claimed"),
         ("ops_lead_1", "principal_claimed"),
     ]
     (granted,) = [e for e in events if isinstance(e, ApprovalGranted)]
     assert granted.approver_entry == harness.principal("ops_lead_1")
+    assert granted.assertion is not None and granted.assertion.subject == "ops_lead_1"
     assert refund_rows(harness) == 1
 
 
-async def test_the_bare_temporal_binary_cannot_approve_as_a_forged_principal(
-    harness: Harness,
+@pytest.mark.parametrize(
+    ("claim", "refusal", "said"),
+    [
+        ({"approver": MALLORY.model_dump(mode="json")}, ("mallory", "principal_claimed"),
+         b"roles and tenant come from the directory"),
+        ({"approver_id": "ops_lead_1"}, ("ops_lead_1", "assertion_missing"),
+         b"signed by a trusted issuer"),
+        ({"approver_id": "ops_lead_1", "assertion": "eyJhbGciOiJub25lIn0.e30."},
+         ("ops_lead_1", "assertion_malformed"), b"alg must be EdDSA"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # about identity, not storage
+async def test_the_bare_temporal_binary_cannot_approve_as_anyone(
+    harness: Harness, claim: dict[str, object], refusal: tuple[str, str], said: bytes
 ) -> None:
     run_id, approval_id, digest = await _pending(harness)
-    forged = {
-        "approval_id": approval_id,
-        "approver": MALLORY.model_dump(mode="json"),
-        "approve": True,
-        "proposal_digest": digest,
-    }
+    forged = {"approval_id": approval_id, "approve": True, "proposal_digest": digest, **claim}
     proc = await asyncio.create_subprocess_exec(
         temporal_binary(),
         "workflow",
@@ -111,10 +132,10 @@ async def test_the_bare_temporal_binary_cannot_approve_as_a_forged_principal(
     )
     out, _ = await asyncio.wait_for(proc.communicate(), timeout=60)
     assert proc.returncode != 0, out
-    assert b"roles and tenant come from the directory" in out
+    assert said in out
     await harness.decide(run_id, approval_id, "ops_lead_1")
     events = await harness.finish(run_id)
-    assert _refusals(events) == [("mallory", "principal_claimed")]
+    assert _refusals(events) == [refusal]
     assert refund_rows(harness) == 1
 
 

@@ -172,13 +172,20 @@ async def test_an_accepted_elicitation_reruns_the_call_with_exactly_the_approved
     approver = mcp.APPROVER.user_id
     with pytest.raises(Refused, match="requested schema"):
         await client_ops.decide(
-            harness.client, run_id, approval_id, approver, approve=True, content={"name": 7}
+            harness.client,
+            run_id,
+            approval_id,
+            approver,
+            issuer=harness.issuer,
+            approve=True,
+            content={"name": 7},
         )
     await client_ops.decide(
         harness.client,
         run_id,
         approval_id,
         approver,
+        issuer=harness.issuer,
         approve=True,
         content={"name": "Ada Lovelace"},
     )

@@ -1,0 +1,156 @@
+"""Signed assertions: who decided or replied, proven by a key the run pinned when it started.
+
+A decision is only as strong as the identity behind it. A run's manifest pins the public keys of
+the issuers it trusts (``TrustedKey``); an approval decision, and a customer's reply, carries an
+assertion (a compact JWS, EdDSA over Ed25519) signed by one of them, naming its subject, this run
+and approval (the audience), a digest of what it is about (the proposal, the reply's text) and
+the decision itself, for a few minutes. Whoever reaches the Temporal frontend without a pinned
+key's private half cannot approve or speak for a customer, whatever id they claim.
+
+The signature is checked by the workflow with the pinned key; everything the assertion *says* is
+checked here, purely, against the run's clock (``now`` comes from the workflow).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import ValidationError
+
+from agentledger.domain._model import Frozen
+from agentledger.domain.approvals import ApprovalRefusal
+from agentledger.domain.canonical import sha256_hex
+from agentledger.domain.principal import canonical_user_id
+
+ALGORITHM = "EdDSA"
+"""JWS ``alg`` of every assertion: Ed25519 (RFC 8037), deterministic and small."""
+
+MAX_LIFETIME_SECONDS = 15 * 60
+"""An assertion is a decision about to be sent, not a session: longer-lived ones are refused."""
+
+CLOCK_SKEW_SECONDS = 60
+"""How far the issuer's clock may run ahead of the run's (``nbf``/``iat`` in the future)."""
+
+
+class TrustedKey(Frozen):
+    """A public key approvals may be signed with, as pinned into a run's manifest."""
+
+    kid: str
+    issuer: str
+    x: str
+    """The Ed25519 public key, base64url without padding (the ``x`` of an OKP JWK)."""
+
+
+class AssertionClaims(Frozen):
+    """What an approval assertion says. Unknown claims are refused: nothing rides along."""
+
+    iss: str
+    sub: str
+    aud: str
+    iat: int
+    nbf: int
+    exp: int
+    jti: str
+    digest: str
+    decision: Literal["approve", "reject", "reply"]
+    obo_iss: str | None = None
+    """When a service signed on behalf of a caller it verified: the caller token's issuer..."""
+    obo_jti: str | None = None
+    """...and its id, so the decision traces back to the login that made it."""
+
+
+class VerifiedAssertion(Frozen):
+    """Recorded on the decision's event: whose signature decided, and with which token."""
+
+    subject: str
+    issuer: str
+    key_id: str
+    token_id: str
+    on_behalf_of_issuer: str | None = None
+    on_behalf_of_token_id: str | None = None
+
+
+def approval_audience(run_id: str, approval_id: str) -> str:
+    """The one audience an assertion for ``approval_id`` of ``run_id`` carries."""
+    return f"agentledger:run:{run_id}:approval:{approval_id}"
+
+
+def reply_audience(run_id: str) -> str:
+    """The audience of an assertion that a reply to ``run_id`` is its sender's."""
+    return f"agentledger:run:{run_id}:reply"
+
+
+def reply_digest(text: str) -> str:
+    """What a reply's assertion binds: its exact text."""
+    return sha256_hex(text)
+
+
+class Expected(Frozen):
+    """What an assertion must say to count here."""
+
+    audience: str
+    digest: str
+    decision: Literal["approve", "reject", "reply"]
+    what: str
+    """How refusals name what it is for: ``approval apr_7``, ``this run's replies``."""
+
+
+def refused(reason: str, detail: str) -> ApprovalRefusal:
+    return ApprovalRefusal(reason_code=f"assertion_{reason}", detail=detail)
+
+
+def parse_claims(payload: object) -> AssertionClaims | ApprovalRefusal:
+    """The claims of a verified payload, or why they are not an approval assertion."""
+    try:
+        return AssertionClaims.model_validate(payload)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return refused("malformed", f"not an approval assertion ({problems})")
+
+
+def claims_refusal(
+    claims: AssertionClaims, key: TrustedKey, expected: Expected, now: datetime
+) -> ApprovalRefusal | None:
+    """``None`` when ``claims`` (signed with ``key``) say exactly what is ``expected``, now."""
+    if claims.iss != key.issuer:
+        return refused("wrong_issuer", f"signed with {key.kid}, a key of {key.issuer!r} only")
+    if claims.aud != expected.audience:
+        return refused("wrong_audience", f"the assertion is not for {expected.what}")
+    if claims.digest != expected.digest:
+        return refused(
+            "wrong_digest", f"the assertion is about something else than {expected.what}"
+        )
+    if claims.decision != expected.decision:
+        return refused("wrong_decision", f"the assertion says {claims.decision}")
+    return _time_refusal(claims, int(now.timestamp()))
+
+
+def _time_refusal(claims: AssertionClaims, now: int) -> ApprovalRefusal | None:
+    if claims.exp - claims.iat > MAX_LIFETIME_SECONDS or claims.exp <= claims.iat:
+        return refused("lifetime", f"an assertion lives at most {MAX_LIFETIME_SECONDS} s")
+    if max(claims.nbf, claims.iat) > now + CLOCK_SKEW_SECONDS:
+        return refused("not_yet_valid", "the assertion is not valid yet")
+    if now >= claims.exp:
+        return refused("expired", "the assertion has expired; sign the decision again")
+    return None
+
+
+def subject_refusal(claims: AssertionClaims, claimed_id: str) -> ApprovalRefusal | None:
+    """A decision or reply that also names who sent it must name the assertion's subject."""
+    if claimed_id and canonical_user_id(claimed_id) != canonical_user_id(claims.sub):
+        return refused(
+            "subject_mismatch", f"the assertion is {claims.sub!r}'s, not {claimed_id!r}'s"
+        )
+    return None
+
+
+def verified(claims: AssertionClaims, key: TrustedKey) -> VerifiedAssertion:
+    return VerifiedAssertion(
+        subject=claims.sub,
+        issuer=claims.iss,
+        key_id=key.kid,
+        token_id=claims.jti,
+        on_behalf_of_issuer=claims.obo_iss,
+        on_behalf_of_token_id=claims.obo_jti,
+    )

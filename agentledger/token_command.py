@@ -1,0 +1,27 @@
+"""``agentledger token``: tokens and keys of this process's issuer (``agentledger.identity``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import timedelta
+
+from agentledger.commands import principal_of, say
+from agentledger.config import Settings
+from agentledger.identity import issuer_for
+from agentledger.reading import open_ledger
+
+MAX_TOKEN_MINUTES = 24 * 60
+
+
+async def token(settings: Settings, args: argparse.Namespace) -> int:
+    issuer = issuer_for(settings)
+    if args.token_command == "jwks":
+        # What workers elsewhere pin (AGENTLEDGER_TRUSTED_KEYS): public keys only.
+        say(json.dumps(issuer.public_jwks(), indent=2))
+        return 0
+    # Only someone the directory knows gets a token; who they are is looked up again at use.
+    subject = principal_of(open_ledger(settings), args.principal).user_id
+    minutes = max(1, min(args.minutes, MAX_TOKEN_MINUTES))
+    say(issuer.token(subject, audience=args.audience, ttl=timedelta(minutes=minutes)))
+    return 0
