@@ -140,8 +140,12 @@ def get_manifest(ctx: Ctx, caller: Who, run_id: Id) -> dict[str, Any]:
 def run_approvals(ctx: Ctx, caller: Who, run_id: Id) -> dict[str, Any]:
     visible_run(ctx, caller, run_id)
     rows = ctx.ledger.approvals(status=None, run_id=run_id)
-    refused = views.refusals(ctx.ledger.read(run_id))
-    return {"approvals": [views.approval_view(r) for r in rows], "refused_attempts": refused}
+    events = ctx.ledger.read(run_id)
+    return {
+        "approvals": [views.approval_view(r) for r in rows],
+        "decisions": views.decisions(events),
+        "refused_attempts": views.refusals(events),
+    }
 
 
 @router.post("/runs/{run_id}/replies", summary="The requester's reply to a run waiting on them")

@@ -37,6 +37,7 @@ def run_page(ctx: ApiContext, row: RunRow) -> dict[str, Any]:
             views.approval_view(a) for a in ctx.ledger.approvals(status=None, run_id=row.run_id)
         ],
         "refusals": views.refusals(events),
+        "decisions": views.decisions(events),
         "manifest": ctx.ledger.get_manifest_body(row.manifest_hash),
         "answer": state.last_answer.answer if state.last_answer else None,
     }

@@ -192,5 +192,20 @@ def refusals(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
     ]
 
 
+def decisions(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
+    """Who decided each approval, as the run verified it (the signed assertion it recorded)."""
+    return [
+        {
+            "seq": e.seq,
+            "approval_id": e.approval_id,
+            "decision": "granted" if isinstance(e, ev.ApprovalGranted) else "rejected",
+            "approver": e.approver,
+            "assertion": e.assertion.model_dump(mode="json") if e.assertion else None,
+        }
+        for e in events
+        if isinstance(e, ev.ApprovalGranted | ev.ApprovalRejected)
+    ]
+
+
 def state_view(events: list[ev.RunEvent]) -> dict[str, Any]:
     return project(events).model_dump(mode="json")

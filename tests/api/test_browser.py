@@ -2,8 +2,9 @@
 service on the embedded stack: uvicorn on a loopback port, a Temporal dev server, a worker and
 the SQLite ledger, all in this test's event loop.
 
-Screenshots of the inbox, the run inspector and a packet are written to ``docs/screenshots``
-(the README shows them).
+Screenshots of the inbox, the run inspector and a packet are taken on every run; with
+``AGENTLEDGER_UPDATE_SCREENSHOTS=1`` they are written to ``docs/screenshots`` (what the README
+shows), otherwise to the test's temporary directory, so a test run leaves the checkout clean.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from bench._stack import free_port
 from tests._temporal import Harness
 
 CHROMIUM = os.environ.get("AGENTLEDGER_CHROMIUM", "/usr/bin/chromium")
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+SHOTS = ("inbox", "inspector", "packet")
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 
 if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
@@ -72,11 +74,13 @@ async def pending_refund(harness: Harness) -> str:
 
 
 async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_run(
-    harness: Harness, service: str, browser: Browser
+    harness: Harness, service: str, browser: Browser, tmp_path: Path
 ) -> None:
     """Signed in with tokens of the stack's own issuer, as `agentledger token issue` prints."""
     run_id = await pending_refund(harness)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    update = os.environ.get("AGENTLEDGER_UPDATE_SCREENSHOTS") == "1"
+    shots = DOCS_SCREENSHOTS if update else tmp_path
+    shots.mkdir(parents=True, exist_ok=True)
 
     outsider = await signed_in(browser, service, harness.issuer.token("ops_globex"))
     await expect(outsider.locator("#empty")).to_have_text("No pending approvals for you.")
@@ -95,7 +99,7 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     await expect(card.locator("time")).to_contain_text("in ")  # the countdown ticks
     await card.locator("summary").click()
     await expect(card).to_contain_text("[verified fact]")
-    await page.screenshot(path=SCREENSHOTS / "inbox.png", full_page=True)
+    await page.screenshot(path=shots / "inbox.png", full_page=True)
 
     await card.get_by_label("Reason").fill("delivered late, policy applies")
     await page.keyboard.press("Tab")  # keyboard only: the reason field, then Approve
@@ -104,7 +108,10 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     await expect(page.locator("#run-status")).to_have_text("completed", timeout=30_000)
     await expect(page.locator("#h-approvals + ul")).to_contain_text("granted")
     await expect(page.locator("#h-approvals + ul")).to_contain_text("requester_cannot_approve")
-    await page.screenshot(path=SCREENSHOTS / "inspector.png")
+    await expect(page.locator("li.verified")).to_contain_text(
+        f"verified signature of {harness.issuer.name}"
+    )
+    await page.screenshot(path=shots / "inspector.png")
 
     await page.get_by_role("button", name="Show the difference").click()
     await expect(page.get_by_role("heading", level=1)).to_contain_text("From packet")
@@ -120,4 +127,5 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     omissions = page.locator("#omissions li")
     await expect(omissions.first).to_contain_text("reason")
     assert await omissions.count() == omitted.omission_count
-    await page.screenshot(path=SCREENSHOTS / "packet.png")
+    await page.screenshot(path=shots / "packet.png")
+    assert all((shots / f"{name}.png").stat().st_size > 10_000 for name in SHOTS)

@@ -83,6 +83,9 @@ async def test_only_an_approver_of_the_tenant_decides_and_only_once(
     ]
     shown = (await http("ops_lead_1").get(f"/api/runs/{run_id}/approvals")).json()
     assert [a["status"] for a in shown["approvals"]] == ["granted"]
+    (decided,) = shown["decisions"]
+    assert decided["assertion"]["subject"] == "ops_lead_1"
+    assert decided["assertion"]["on_behalf_of_token_id"] == grant.assertion.on_behalf_of_token_id
     assert len(shown["refused_attempts"]) == 3
 
 
