@@ -35,7 +35,12 @@ def _run_conditions(f: RunFilter) -> list[ColumnElement[bool]]:
     c = runs.c
     found: list[ColumnElement[bool]] = []
     if f.tenant_id is not None:
-        found.append(or_(c.tenant_id == f.tenant_id, c.tenant_id.startswith(f.tenant_id + "/")))
+        found.append(
+            or_(
+                c.tenant_id == f.tenant_id,
+                c.tenant_id.startswith(f.tenant_id + "/", autoescape=True),
+            )
+        )
     for column, value in ((c.status, f.status), (c.pack, f.pack), (c.principal_id, f.principal_id)):
         if value is not None:
             found.append(column == value)
