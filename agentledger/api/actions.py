@@ -8,6 +8,7 @@ submit applies nothing twice.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -55,9 +56,8 @@ async def decide(
 
     The digest is the one the ledger shows for the approval (what the inbox displayed), so the
     decision binds to what the approver saw and costs no query to the run."""
-    shown = [
-        a for a in ctx.ledger.approvals(status=None, run_id=run_id) if a.approval_id == approval_id
-    ]
+    known = await asyncio.to_thread(ctx.ledger.approvals, None, run_id)
+    shown = [a for a in known if a.approval_id == approval_id]
     if not shown:
         raise not_found(f"approval {approval_id} in run {run_id}")
     try:

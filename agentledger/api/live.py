@@ -15,9 +15,10 @@ from fastapi import APIRouter, Request
 from starlette.responses import StreamingResponse
 
 from agentledger.api.access import Ctx, Who, visible_run
+from agentledger.api.problems import PROBLEM_RESPONSES
 from agentledger.api.routes_runs import Id
 
-router = APIRouter(prefix="/api", tags=["runs"])
+router = APIRouter(prefix="/api", tags=["runs"], responses=PROBLEM_RESPONSES)
 POLL_SECONDS = 0.5
 STREAM_SECONDS = 120.0
 _ENDED = ("completed", "failed")

@@ -20,10 +20,37 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 PROBLEM_BASE = "https://agentledger.dev/problems/"
 PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+
+class Problem(BaseModel):
+    """The body of every error (RFC 9457); refusals add ``reason_code``, bad bodies ``errors``."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str
+    title: str
+    status: int
+    detail: str
+
+
+_DESCRIBED = {
+    400: "malformed JSON or cursor",
+    401: "no token, or one no trusted issuer vouches for (expired, wrong audience, forged)",
+    403: "refused: a missing role, the requester deciding, a CSRF mismatch",
+    404: "unknown, or another tenant's",
+    409: "the state moved on (already decided, expired, a conflicting revision)",
+    413: "body over the size cap",
+    422: "a body or parameter of the wrong shape",
+}
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": Problem, "description": text, "content": {PROBLEM_MEDIA_TYPE: {}}}
+    for status, text in _DESCRIBED.items()
+}
+"""Documented on every API route, so the OpenAPI says what each failure looks like."""
 
 
 class ApiProblem(Exception):

@@ -10,8 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentledger.api import actions
 from agentledger.api.access import POLICY_APPROVER_ROLE, Ctx, Who, require_role, require_tenant
+from agentledger.api.problems import PROBLEM_RESPONSES
 
-router = APIRouter(prefix="/api", tags=["policies"])
+router = APIRouter(prefix="/api", tags=["policies"], responses=PROBLEM_RESPONSES)
 Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][\w.\-]*$")]
 
 

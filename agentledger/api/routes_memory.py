@@ -17,10 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from agentledger.activities.memory import MemoryNotFound, MemoryStore, install
 from agentledger.api.access import ApiContext, Ctx, Who
 from agentledger.api.auth import Caller
-from agentledger.api.problems import ApiProblem, not_found
+from agentledger.api.problems import PROBLEM_RESPONSES, ApiProblem, not_found
 from agentledger.domain.memory import Admission, MemoryProposal, MemoryRecord, Refused
 
-router = APIRouter(prefix="/api/memory", tags=["memory"])
+router = APIRouter(prefix="/api/memory", tags=["memory"], responses=PROBLEM_RESPONSES)
 MemoryId = Annotated[str, Field(min_length=1, max_length=120)]
 _NOT_ALLOWED = {
     "not_a_curator",

@@ -3,6 +3,7 @@ approvals; start a run, reply to it, decide its approvals."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -13,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from agentledger.activities.ledger import RunFilter
 from agentledger.api import actions, views
 from agentledger.api.access import Ctx, Who, is_staff, scope_of, visible_run
-from agentledger.api.problems import ApiProblem
+from agentledger.api.problems import PROBLEM_RESPONSES, ApiProblem
 
-router = APIRouter(prefix="/api", tags=["runs"])
+router = APIRouter(prefix="/api", tags=["runs"], responses=PROBLEM_RESPONSES)
 Id = Annotated[str, Field(min_length=1, max_length=200)]
 
 
@@ -150,7 +151,7 @@ def run_approvals(ctx: Ctx, caller: Who, run_id: Id) -> dict[str, Any]:
 
 @router.post("/runs/{run_id}/replies", summary="The requester's reply to a run waiting on them")
 async def post_reply(ctx: Ctx, caller: Who, run_id: Id, body: ReplyBody) -> dict[str, Any]:
-    visible_run(ctx, caller, run_id, action="reply")
+    await asyncio.to_thread(visible_run, ctx, caller, run_id, "reply")
     return await actions.reply(ctx, caller, run_id, body.text)
 
 
@@ -161,7 +162,7 @@ async def post_reply(ctx: Ctx, caller: Who, run_id: Id, body: ReplyBody) -> dict
 async def post_decision(
     ctx: Ctx, caller: Who, run_id: Id, approval_id: Id, body: DecisionBody
 ) -> dict[str, Any]:
-    visible_run(ctx, caller, run_id, action="decide")
+    await asyncio.to_thread(visible_run, ctx, caller, run_id, "decide")
     return await actions.decide(
         ctx,
         caller,

@@ -8,6 +8,7 @@ expiry countdowns and live reloads from the run's event stream.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from dataclasses import replace
 from pathlib import Path
@@ -112,13 +113,13 @@ async def decide(
     reason: Annotated[str, Form(max_length=2000)] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    visible_run(ctx, caller, run_id, action="decide")
+    await asyncio.to_thread(visible_run, ctx, caller, run_id, "decide")
     approve = decision == "approve"
     try:
         await actions.decide(ctx, caller, run_id, approval_id, approve=approve, reason=reason)
     except ApiProblem as exc:
         refusal = {"run_id": run_id, "approval_id": approval_id, **exc.body()}
-        items = inbox_items(ctx, caller)
+        items = await asyncio.to_thread(inbox_items, ctx, caller)
         return page(request, "inbox.html", status=exc.status, items=items, refusal=refusal)
     verb = "approved" if approve else "rejected"
     return RedirectResponse(f"/ui/runs/{run_id}?notice={approval_id}+{verb}", status_code=303)
