@@ -15,7 +15,7 @@ from agentledger.api import live, routes_admin, routes_memory, routes_runs, ui
 from agentledger.api.access import ApiContext
 from agentledger.api.audit import DenialLog
 from agentledger.api.auth import Authenticator, TrustedIssuer
-from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
+from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit, PageHeaders
 from agentledger.api.problems import ApiProblem, install_handlers, problem_response
 from agentledger.identity import Issuer
 
@@ -58,6 +58,7 @@ def create_app(
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(PageHeaders)
     return app
 
 

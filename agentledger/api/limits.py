@@ -1,4 +1,5 @@
-"""A hard cap on request bodies, enforced before any handler parses one.
+"""A hard cap on request bodies, enforced before any handler parses one; and the headers every
+page carries (no framing, no third-party script, nothing cached).
 
 Checked on the declared ``Content-Length`` and again on the bytes actually received (a chunked
 body declares nothing), so no client can make the service buffer more than the cap.
@@ -70,3 +71,33 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
         return await receive()
 
     return replayed
+
+
+_PAGE_HEADERS = [
+    (b"content-security-policy", b"default-src 'self'; frame-ancestors 'none'; form-action 'self'"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+]
+
+
+class PageHeaders:
+    """Pages (the UI and the login form) may run only this origin's script and never be framed
+    (clickjacking an Approve button); approvals and tokens are never cached."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not (path.startswith("/ui/") or path in ("/login", "/logout")):
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *_PAGE_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

@@ -88,6 +88,8 @@ async def test_ui_forms_without_the_sessions_csrf_token_are_refused(
     assert login.status_code == 303 and "agentledger_token" in login.cookies
     inbox = await browser.get("/ui/approvals")
     assert inbox.status_code == 200
+    assert inbox.headers["x-frame-options"] == "DENY"  # no framing an Approve button
+    assert "frame-ancestors 'none'" in inbox.headers["content-security-policy"]
     token = browser.cookies["agentledger_csrf"]
     form = {"decision": "approve", "reason": ""}
     for forged in ({}, {"csrf_token": "guessed"}, {"csrf_token": token + "x"}):
