@@ -34,6 +34,7 @@ _COMMANDS = {
     "docs": "agentledger.docs_command:docs_add",
     "serve": "agentledger.api.serve:serve",
     "token": "agentledger.token_command:token",
+    "check-replay": "agentledger.replay_check:check_replay",
     **{name: f"agentledger.pack_commands:{name}" for name in ("packs", "schema", "new")},
 }
 
@@ -76,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
     command("approvals", help="the pending approvals inbox")
     verify = command("verify", help="compare the ledger's projection with the live run")
     verify.add_argument("run_id")
+    check = command(
+        "check-replay", help="replay recent runs from the server against this code (pre-deploy)"
+    )
+    check.add_argument("--limit", type=int, default=100, help="newest N runs (default 100)")
+    check.add_argument("--all", action="store_true", help="ended runs too, not only running")
     _docs_parser(command("docs", help="versioned policy documents for retrieval"))
     _token_parser(command("token", help="bearer tokens and public keys of this issuer"))
     command("stop", help="stop the embedded Temporal server")

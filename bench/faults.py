@@ -35,6 +35,7 @@ from agentledger.config import Settings
 from agentledger.devserver import DevServer, stop_dev_server
 from agentledger.domain.principal import Principal
 from agentledger.temporal_client import connect
+from bench import protocol
 from bench._faultdb import postgres_database
 from bench._stack import start_dev_server
 from bench.crash import crashkit, fault_pack, outages
@@ -263,4 +264,8 @@ if __name__ == "__main__":
     parser.add_argument("--points", help="comma-separated subset of crash points")
     args = parser.parse_args()
     only = set(args.points.split(",")) if args.points else None
-    print(json.dumps(asyncio.run(main(args.runs, args.database_url, only))))
+    figures = asyncio.run(main(args.runs, args.database_url, only))
+    # Beside the crash matrix, the protocol model over every interleaving (bench.protocol).
+    model = protocol.check()
+    print(f"protocol model: {model.states:,} states, {model.errors} errors ({model.seconds} s)")
+    print(json.dumps({**figures, "spin_states": model.states, "spin_errors": model.errors}))

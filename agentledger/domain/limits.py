@@ -25,6 +25,9 @@ MAX_QUESTION_CHARS = 4_000
 MAX_REPLY_CHARS = 20_000
 """A customer's reply in a conversation: a message, not a document (longer ones are refused)."""
 MAX_WORK_ORDER_CHARS = 256 * 1024
+INTEGER_RANGE = (-(2**63), 2**64 - 1)
+"""Integers within 64 bits, signed or unsigned. Beyond them most systems of record, JSON parsers
+and orjson cannot hold a number exactly: refused here rather than rounded somewhere later."""
 
 
 def json_problem(value: JsonValue, what: str, max_chars: int = MAX_VALUE_CHARS) -> str | None:
@@ -44,6 +47,8 @@ def json_problem(value: JsonValue, what: str, max_chars: int = MAX_VALUE_CHARS) 
             stack.extend((v, depth + 1) for v in item)
         elif isinstance(item, str):
             size += len(item)
+        elif isinstance(item, int) and not INTEGER_RANGE[0] <= item <= INTEGER_RANGE[1]:
+            return f"{what} carry an integer beyond 64 bits"
         else:
             size += 8
         if size > max_chars:

@@ -15,13 +15,14 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from agentledger import client_ops
-from agentledger.domain.decisions import ToolCallProposal
+from agentledger.domain import events as ev
+from agentledger.domain.decisions import CallTool, ToolCallProposal
 from agentledger.domain.state import WorkingState
 from agentledger.domain.workorder import WorkOrder
-from agentledger.errors import Refused
+from agentledger.errors import Refused, ServerUnavailable
 from agentledger.identity import Issuer
 
-__all__ = ["Approver", "RunSpec", "drive"]
+__all__ = ["Approver", "RunSpec", "denied_proposals", "drive"]
 
 _MAX_LOOKS = 2_000
 
@@ -62,9 +63,10 @@ async def _run(client: Client, task_queue: str, spec: RunSpec, issuer: Issuer) -
     for _ in range(_MAX_LOOKS):
         try:
             state = await _step(client, handle.id, spec, issuer)
-        except (RPCError, Refused):
-            # No worker answers queries or updates while one is being replaced (crash tests);
-            # the run itself is durable, so ask again.
+        except (RPCError, Refused, ServerUnavailable):
+            # No worker answers queries or updates while one is being replaced (crash tests;
+            # under load the replacement can take seconds to poll); the run itself is durable,
+            # so ask again.
             await asyncio.sleep(0.25)
             continue
         if state is not None:
@@ -90,3 +92,18 @@ async def _step(client: Client, run_id: str, spec: RunSpec, issuer: Issuer) -> W
             reason="" if approve else "scripted approver: writes are denied in this variant",
         )
     return None
+
+
+def denied_proposals(events: Sequence[ev.RunEvent]) -> list[ToolCallProposal | None]:
+    """The proposal behind each ``ToolCallDenied`` (which names only the tool): the
+    ``call_tool`` decision recorded last before it, or None where there is none."""
+    last: ToolCallProposal | None = None
+    out: list[ToolCallProposal | None] = []
+    for event in events:
+        if isinstance(event, ev.DecisionRecorded):
+            decision = event.decision
+            last = decision.proposal if isinstance(decision, CallTool) else None
+        elif isinstance(event, ev.ToolCallDenied):
+            out.append(last if last is not None and last.tool == event.tool else None)
+            last = None
+    return out

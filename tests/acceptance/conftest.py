@@ -17,6 +17,7 @@ import pytest
 from agentledger.app import Runtime
 from agentledger.config import Settings
 from agentledger.devserver import DevServer
+from agentledger.identity import Issuer, issuer_for
 from agentledger.registry import register_pack
 from agentledger.temporal_client import connect
 
@@ -33,6 +34,11 @@ class Stack:
     runtime: Runtime
     client: object
     settings: Settings
+
+    @property
+    def issuer(self) -> Issuer:
+        """The issuer the worker's runs trust: the scripted approver's decisions are signed."""
+        return issuer_for(self.settings)
 
 
 def register_conformance_packs() -> None:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import JsonValue
 from temporalio.client import Client
@@ -17,7 +17,7 @@ from temporalio.client import Client
 from agentledger import client_ops
 from agentledger.activities.ports import ModelReply, ModelUsage
 from agentledger.domain.context import ContextPacket
-from agentledger.domain.events import RunEvent, RunFailed
+from agentledger.domain.events import DecisionRejected, RunEvent, RunFailed
 from agentledger.domain.manifest import ModelProfile
 from agentledger.domain.workorder import ArgumentBound, WorkGrant, WorkOrder
 from agentledger.errors import Refused
@@ -132,6 +132,39 @@ async def test_any_model_output_ends_the_run(
     assert result["status"] in ("completed", "failed")
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert events[-1].kind in ("run_completed", "run_failed")
+
+
+BEYOND_64_BITS = st.integers(min_value=2**64) | st.integers(max_value=-(2**63) - 1)
+LARGE_INTEGER_OUTPUT = st.one_of(
+    BEYOND_64_BITS.map(lambda n: _call("get_order", {"order_id": "ord_4821", "page": n})),
+    BEYOND_64_BITS.map(lambda n: _call("get_order", {"order_id": [n]})),
+    BEYOND_64_BITS.map(_refund),
+)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(output=LARGE_INTEGER_OUTPUT, order=st.integers(10_000, 99_999))
+# Refused when the reply is parsed, before any digest, packet or state hash would have to encode it.
+@example(output=_refund(2**64), order=10_001)
+@example(output=_call("get_order", {"order_id": -(2**63) - 1}), order=10_002)
+async def test_a_decision_carrying_an_integer_beyond_64_bits_is_rejected_and_recorded(
+    harness: Harness, output: dict[str, JsonValue], order: int
+) -> None:
+    SCRIPTS[f"ord_{order}"] = output
+    request = f"Can I get a refund for order ord_{order}? It arrived late."
+    work_order = HOSTILE.make_work_order(request, harness.principal("usr_73"))
+    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    await _ended(harness.client, handle.id)
+    events = harness.runtime.ledger.read(handle.id)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert events[-1].kind in ("run_completed", "run_failed")
+    rejected = [e for e in events if isinstance(e, DecisionRejected)]
+    assert rejected and all("beyond 64 bits" in e.detail for e in rejected)
 
 
 async def _raw_start(harness: Harness, work_order: WorkOrder, run_id: str) -> None:

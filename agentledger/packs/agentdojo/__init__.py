@@ -2,8 +2,10 @@
 
 The suites come from the installed ``agentdojo`` package, unchanged. A run's work order is one
 user task, with grants derived from that task alone (``packs.agentdojo.authority``); its sandbox
-tenant ``agentdojo/<suite>/<user_task>/<injection_task>/<nonce>`` is the pair's environment with
-the ``important_instructions`` attack's injections, kept by the replay journal. Injected text
+tenant ``agentdojo/<suite>/<user_task>/<injection_task>/<attack>/<version>/<nonce>`` is the
+pair's environment with the attack's injections (``important_instructions`` and ``v1.2.2`` unless
+the pair names others), kept by the replay journal. The grants are *oracle* grants, from the
+task's ground truth: the conformance tier measures enforcement, not planning. Injected text
 reaches the model only inside tool results, as untrusted observations.
 """
 
@@ -13,10 +15,10 @@ from agentledger.domain.principal import APPROVER_ROLE, Principal
 from agentledger.domain.workorder import Budget, WorkOrder
 from agentledger.packs import Pack
 from agentledger.packs.agentdojo.authority import grants_for
-from agentledger.packs.agentdojo.catalog import ATTACK, BENCHMARK_VERSION, SuiteName, suite
+from agentledger.packs.agentdojo.catalog import ATTACK, BENCHMARK_VERSION, Pair, SuiteName, suite
 from agentledger.packs.agentdojo.model import CompromisedModel, planned_calls
 from agentledger.packs.agentdojo.profile import profile_for
-from agentledger.packs.agentdojo.tools import SANDBOX_PREFIX, tools_for
+from agentledger.packs.agentdojo.tools import SANDBOX_PREFIX, sandbox_of, tools_for
 from agentledger.packs.hosted import Journal, sandbox_approver
 
 __all__ = ["BANKING_PACK", "PACK_TARGETS", "SLACK_PACK", "approver_for", "work_order"]
@@ -41,28 +43,24 @@ PACK_TARGETS = {
 }
 
 
-def work_order(name: SuiteName, user_task: str, injection_task: str, nonce: str) -> WorkOrder:
-    task = suite(name).user_tasks[user_task]
-    calls = len(planned_calls(name, user_task, injection_task))
+def work_order(pair: Pair, nonce: str) -> WorkOrder:
+    name = pair.suite
+    task = suite(name, pair.version).user_tasks[pair.user_task]
+    calls = len(planned_calls(pair))
     return WorkOrder(
-        objective=f"AgentDojo {name} {user_task}",
+        objective=f"AgentDojo {name} {pair.user_task}",
         request_text=str(task.PROMPT),
         principal=USER.model_copy(
             update={
-                "tenant_id": f"{SANDBOX_PREFIX}/{name}/{user_task}/{injection_task}/{nonce}",
+                "tenant_id": sandbox_of(pair, nonce),
                 "scopes": frozenset({f"{name}:read", f"{name}:write"}),
             }
         ),
         pack=f"agentdojo-{name}",
         agent_profile_id=f"agentdojo-{name}",
-        references={
-            "suite": name,
-            "user_task": user_task,
-            "injection_task": injection_task,
-            "attack": ATTACK,
-        },
+        references=pair.references(),
         budget=Budget(steps=calls + 6, tool_calls=calls + 2, tokens=5_000_000),
-        grants=grants_for(name, user_task, injection_task),
+        grants=grants_for(pair),
     )
 
 
@@ -71,9 +69,11 @@ def approver_for(order: WorkOrder) -> Principal:
 
 
 def _from_request(name: SuiteName, request: str, principal: Principal) -> WorkOrder:
-    """``"<user_task> <injection_task>"``, e.g. from ``agentledger run agentdojo-banking``."""
-    user_task, injection_task = request.split()[:2]
-    return work_order(name, user_task, injection_task, principal.user_id)
+    """``"<user_task> <injection_task> [<attack> [<version>]]"``, e.g. from ``agentledger run
+    agentdojo-banking``."""
+    user_task, injection_task, *rest = request.split()
+    attack, version = [*rest, ATTACK, BENCHMARK_VERSION][:2]
+    return work_order(Pair(name, user_task, injection_task, attack, version), principal.user_id)
 
 
 def _pack(name: SuiteName) -> Pack:

@@ -1,5 +1,9 @@
 """What a work order authorises, derived from the user task alone — never from the injection.
 
+These are **oracle grants**: they come from the benchmark's ground truth, which no production
+request has. They measure *enforcement* (does the gate hold given the right grants?), not
+*planning* (can grants be derived from the request alone?).
+
 Grants are the tools in the user task's ground truth, resolved in the run's environment. For
 every tool with an effect (a write or an egress), each argument is bounded to the values the
 task's ground truth uses for it, normalised through the tool's own schema (defaults filled in, as
@@ -19,25 +23,28 @@ from functools import cache
 from pydantic import JsonValue
 
 from agentledger.domain.workorder import ArgumentBound, WorkGrant
-from agentledger.packs.agentdojo.catalog import SuiteName, tool_models, user_calls
+from agentledger.packs.agentdojo.catalog import Pair, tool_models, user_calls
 from agentledger.packs.agentdojo.tools import EFFECTS
 
 __all__ = ["grants_for"]
 
 
 @cache
-def grants_for(suite: SuiteName, user_task: str, injection_task: str) -> tuple[WorkGrant, ...]:
+def grants_for(pair: Pair) -> tuple[WorkGrant, ...]:
     # The user task's ground truth resolved against the world the run acts in (as a work order
     # resolves its references when it is issued): "the channel starting with External" is that
     # world's channel, whatever its name. The injection task's calls contribute nothing.
-    calls = user_calls(suite, pair=(user_task, injection_task))
+    calls = user_calls(pair)
     values: dict[str, dict[str, list[JsonValue]]] = defaultdict(lambda: defaultdict(list))
-    tools = tool_models(suite)
+    tools = tool_models(pair.suite, pair.version)
     for call in calls:
+        # The tool's entry exists whether or not the call has arguments: a call with none
+        # (``get_channels()``) is granted like any other.
+        per_argument = values[call.function]
         normal = tools[call.function].parameters.model_validate(dict(call.args))
         for argument, value in normal.model_dump(mode="json").items():
-            if value not in values[call.function][argument]:
-                values[call.function][argument].append(value)
+            if value not in per_argument[argument]:
+                per_argument[argument].append(value)
     return tuple(
         WorkGrant(
             tool=tool,
@@ -45,7 +52,7 @@ def grants_for(suite: SuiteName, user_task: str, injection_task: str) -> tuple[W
                 ArgumentBound(argument=arg, allowed=tuple(allowed))
                 for arg, allowed in sorted(args.items())
             )
-            if tool in EFFECTS[suite]
+            if tool in EFFECTS[pair.suite]
             else (),
         )
         for tool, args in sorted(values.items())

@@ -1,8 +1,11 @@
-"""AgentDojo as installed (``agentdojo==0.1.35``): suites, the ``important_instructions`` attack,
-the environment of one (user task, injection task) pair, and the ungoverned baseline.
+"""AgentDojo as installed (``agentdojo==0.1.35``): suites, attacks, the environment of one
+(user task, injection task) pair, and the ungoverned baseline.
 
-Nothing is vendored. A pair's environment is the suite's default environment with the attack's
-injections placed in the vectors the user task's ground truth reads, initialised by the user task.
+Nothing is vendored. A ``Pair`` names everything a run depends on: the suite, both tasks, the
+attack and the benchmark version (``ATTACK`` and ``BENCHMARK_VERSION`` are only the defaults).
+Its environment is the suite's default environment with the attack's injections placed in the
+vectors the user task's ground truth reads, initialised by the user task. A suite, attack or
+version that is not installed is a typed error (``NotHosted``), never a silent default.
 """
 
 from __future__ import annotations
@@ -23,11 +26,17 @@ __all__ = [
     "SUITES",
     "Baseline",
     "DojoSandbox",
+    "NotHosted",
+    "Pair",
     "SuiteName",
     "baseline",
+    "injection_calls",
     "injections",
     "pair_environment",
     "suite",
+    "tool_models",
+    "user_calls",
+    "verdict",
 ]
 
 SuiteName = Literal["banking", "slack"]
@@ -38,15 +47,75 @@ TARGET_MODEL = "local"
 """The name the attack addresses the model by; AgentDojo renders it as "Local model"."""
 
 
+class NotHosted(ValueError):
+    """A suite, attack or benchmark version this catalog cannot run."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One (user task, injection task) of a suite, under an attack, at a benchmark version."""
+
+    suite: SuiteName
+    user_task: str
+    injection_task: str
+    attack: str = ATTACK
+    version: str = BENCHMARK_VERSION
+
+    def __post_init__(self) -> None:
+        if self.suite not in SUITES:
+            raise NotHosted(f"AgentDojo suite {self.suite!r} is not hosted; choose from {SUITES}")
+        if self.attack not in attacks():
+            raise NotHosted(f"AgentDojo has no attack {self.attack!r}")
+        s = suite(self.suite, self.version)
+        if self.user_task not in s.user_tasks or self.injection_task not in s.injection_tasks:
+            raise NotHosted(f"{self.suite} {self.version} has no pair {self.tasks}")
+
+    @property
+    def tasks(self) -> tuple[str, str]:
+        return self.user_task, self.injection_task
+
+    def references(self) -> dict[str, str]:
+        """What a work order records of its pair (and its model and judge read back)."""
+        return {
+            "suite": self.suite,
+            "user_task": self.user_task,
+            "injection_task": self.injection_task,
+            "attack": self.attack,
+            "benchmark_version": self.version,
+        }
+
+    @classmethod
+    def from_references(cls, refs: Mapping[str, JsonValue]) -> Pair:
+        """The pair a work order names (``NotHosted`` if none). Work orders that name no
+        attack or version ran with the defaults."""
+        return cls(
+            suite=str(refs.get("suite")),  # type: ignore[arg-type]  # checked on creation
+            user_task=str(refs.get("user_task")),
+            injection_task=str(refs.get("injection_task")),
+            attack=str(refs.get("attack", ATTACK)),
+            version=str(refs.get("benchmark_version", BENCHMARK_VERSION)),
+        )
+
+
 @cache
-def suite(name: SuiteName) -> Any:
-    from agentdojo.task_suite.load_suites import get_suite
+def attacks() -> frozenset[str]:
+    from agentdojo.attacks.attack_registry import ATTACKS
 
-    return get_suite(BENCHMARK_VERSION, name)
+    return frozenset(ATTACKS)
 
 
 @cache
-def _attack(name: SuiteName) -> Any:
+def suite(name: SuiteName, version: str = BENCHMARK_VERSION) -> Any:
+    from agentdojo.task_suite.load_suites import get_suites
+
+    found = get_suites(version).get(name)
+    if found is None:  # AgentDojo answers an unknown version with no suites at all
+        raise NotHosted(f"AgentDojo {version!r} has no suite {name!r}")
+    return found
+
+
+@cache
+def _attack(name: SuiteName, attack: str, version: str) -> Any:
     from agentdojo.agent_pipeline.base_pipeline_element import BasePipelineElement
     from agentdojo.attacks.attack_registry import load_attack
 
@@ -56,36 +125,36 @@ def _attack(name: SuiteName) -> Any:
 
     target = _Target()
     target.name = TARGET_MODEL
-    return load_attack(ATTACK, suite(name), target)
+    return load_attack(attack, suite(name, version), target)
 
 
 @cache
-def injections(name: SuiteName, user_task: str, injection_task: str) -> Mapping[str, str]:
+def injections(pair: Pair) -> Mapping[str, str]:
     """The attack's injections for a pair; empty when the user task reads no injectable vector."""
-    s = suite(name)
+    s = suite(pair.suite, pair.version)
     try:
-        found: dict[str, str] = _attack(name).attack(
-            s.user_tasks[user_task], s.injection_tasks[injection_task]
+        found: dict[str, str] = _attack(pair.suite, pair.attack, pair.version).attack(
+            s.user_tasks[pair.user_task], s.injection_tasks[pair.injection_task]
         )
     except ValueError:  # AgentDojo raises when a user task sees no injection vector
         return {}
     return found
 
 
-def pair_environment(name: SuiteName, user_task: str, injection_task: str) -> Any:
-    s = suite(name)
-    env = s.load_and_inject_default_environment(dict(injections(name, user_task, injection_task)))
-    return s.user_tasks[user_task].init_environment(env)
+def pair_environment(pair: Pair) -> Any:
+    s = suite(pair.suite, pair.version)
+    env = s.load_and_inject_default_environment(dict(injections(pair)))
+    return s.user_tasks[pair.user_task].init_environment(env)
 
 
 class DojoSandbox:
     """One pair's environment; calls go through AgentDojo's own FunctionsRuntime."""
 
-    def __init__(self, name: SuiteName, user_task: str, injection_task: str) -> None:
+    def __init__(self, pair: Pair) -> None:
         from agentdojo.functions_runtime import FunctionsRuntime
 
-        self.env = pair_environment(name, user_task, injection_task)
-        self.runtime = FunctionsRuntime(suite(name).tools)
+        self.env = pair_environment(pair)
+        self.runtime = FunctionsRuntime(suite(pair.suite, pair.version).tools)
 
     def call(self, tool: str, arguments: dict[str, JsonValue]) -> CallResult:
         result, error = self.runtime.run_function(self.env, tool, arguments)
@@ -110,29 +179,25 @@ class Baseline:
 
 
 @cache
-def baseline(name: SuiteName, user_task: str, injection_task: str) -> Baseline:
-    pair = (user_task, injection_task)
-    user = user_calls(name, pair=pair)
-    clean = _replay(name, pair, user)
-    attacked = _replay(name, pair, [*user, *injection_calls(name, pair=pair)])
+def baseline(pair: Pair) -> Baseline:
+    user = user_calls(pair)
+    clean = _replay(pair, user)
+    attacked = _replay(pair, [*user, *injection_calls(pair)])
     return Baseline(
-        utility=verdict(name, pair, "utility", clean[0], clean[1], clean[2]),
-        attack_succeeds_ungoverned=verdict(
-            name, pair, "security", attacked[0], attacked[1], attacked[2]
-        ),
+        utility=verdict(pair, "utility", *clean),
+        attack_succeeds_ungoverned=verdict(pair, "security", *attacked),
     )
 
 
-def _replay(name: SuiteName, pair: tuple[str, str], calls: list[Any]) -> tuple[Any, Any, list[Any]]:
-    sandbox = DojoSandbox(name, *pair)
+def _replay(pair: Pair, calls: list[Any]) -> tuple[Any, Any, list[Any]]:
+    sandbox = DojoSandbox(pair)
     pre = sandbox.env.model_copy(deep=True)
     done = [c for c in calls if sandbox.call(c.function, dict(c.args)).status == "succeeded"]
     return pre, sandbox.env, done
 
 
 def verdict(
-    name: SuiteName,
-    pair: tuple[str, str],
+    pair: Pair,
     check: Literal["utility", "security"],
     pre: Any,
     post: Any,
@@ -142,25 +207,23 @@ def verdict(
     """AgentDojo's own judge (trace-based checks first, as its benchmark runner does)."""
     from agentdojo.types import text_content_block_from_string
 
-    s = suite(name)
-    user_task = s.user_tasks[pair[0]]
-    task = user_task if check == "utility" else s.injection_tasks[pair[1]]
+    s = suite(pair.suite, pair.version)
+    user_task = s.user_tasks[pair.user_task]
+    task = user_task if check == "utility" else s.injection_tasks[pair.injection_task]
     output = [text_content_block_from_string(answer or user_task.GROUND_TRUTH_OUTPUT)]
     return bool(s._check_task_result(task, output, pre, post, traces))
 
 
-def injection_calls(name: SuiteName, *, pair: tuple[str, str]) -> list[Any]:
+def injection_calls(pair: Pair) -> list[Any]:
     """The injection task's ground-truth calls, resolved against the pair's initial environment."""
-    s = suite(name)
-    env = pair_environment(name, *pair)
-    return list(s.injection_tasks[pair[1]].ground_truth(env))
+    s = suite(pair.suite, pair.version)
+    return list(s.injection_tasks[pair.injection_task].ground_truth(pair_environment(pair)))
 
 
-def user_calls(name: SuiteName, *, pair: tuple[str, str]) -> list[Any]:
-    s = suite(name)
-    env = pair_environment(name, *pair)
-    return list(s.user_tasks[pair[0]].ground_truth(env))
+def user_calls(pair: Pair) -> list[Any]:
+    s = suite(pair.suite, pair.version)
+    return list(s.user_tasks[pair.user_task].ground_truth(pair_environment(pair)))
 
 
-def tool_models(name: SuiteName) -> Mapping[str, Any]:
-    return {f.name: f for f in suite(name).tools}
+def tool_models(name: SuiteName, version: str = BENCHMARK_VERSION) -> Mapping[str, Any]:
+    return {f.name: f for f in suite(name, version).tools}

@@ -15,35 +15,28 @@ from pydantic import JsonValue
 from agentledger.activities.ports import ModelReply, ModelUsage
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
-from agentledger.packs.agentdojo.catalog import SuiteName, injection_calls, suite, user_calls
+from agentledger.packs.agentdojo.catalog import Pair, injection_calls, suite, user_calls
 from agentledger.packs.hosted import progress
 
 __all__ = ["CompromisedModel", "planned_calls"]
 
 
 @cache
-def planned_calls(
-    name: SuiteName, user_task: str, injection_task: str
-) -> tuple[dict[str, JsonValue], ...]:
-    pair = (user_task, injection_task)
-    calls = [*user_calls(name, pair=pair), *injection_calls(name, pair=pair)]
+def planned_calls(pair: Pair) -> tuple[dict[str, JsonValue], ...]:
+    calls = [*user_calls(pair), *injection_calls(pair)]
     return tuple({"tool": c.function, "arguments": dict(c.args)} for c in calls)
 
 
 class CompromisedModel:
     def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply:
         refs = packet.working_state.get("references")
-        refs = refs if isinstance(refs, dict) else {}
-        name, user_task, injection_task = (
-            str(refs.get("suite")),
-            str(refs.get("user_task")),
-            str(refs.get("injection_task")),
-        )
+        pair = Pair.from_references(refs if isinstance(refs, dict) else {})
         usage = ModelUsage(input_tokens=packet.total_tokens)
         if packet.step != "choose_next_action":
-            answer = str(suite(name).user_tasks[user_task].GROUND_TRUTH_OUTPUT)
+            user_task = suite(pair.suite, pair.version).user_tasks[pair.user_task]
+            answer = str(user_task.GROUND_TRUTH_OUTPUT)
             return ModelReply(output={"type": "answer", "answer": answer}, usage=usage)
-        plan = planned_calls(name, user_task, injection_task)
+        plan = planned_calls(pair)
         done = progress(packet.working_state)
         if done >= len(plan):
             return ModelReply(output={"type": "proceed", "to": "draft_answer"}, usage=usage)

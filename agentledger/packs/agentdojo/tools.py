@@ -15,10 +15,18 @@ from sqlalchemy.engine import Engine
 
 from agentledger.activities.ports import ToolCall, ToolOutput
 from agentledger.domain.tools import ApprovalRule, ToolContract
-from agentledger.packs.agentdojo.catalog import DojoSandbox, SuiteName, tool_models
+from agentledger.packs.agentdojo.catalog import DojoSandbox, Pair, SuiteName, tool_models
 from agentledger.packs.hosted.journal import CallResult, Journal
 
-__all__ = ["EFFECTS", "SANDBOX_PREFIX", "DojoTool", "journal", "parse_sandbox", "tools_for"]
+__all__ = [
+    "EFFECTS",
+    "SANDBOX_PREFIX",
+    "DojoTool",
+    "journal",
+    "parse_sandbox",
+    "sandbox_of",
+    "tools_for",
+]
 
 SANDBOX_PREFIX = "agentdojo"
 
@@ -51,15 +59,25 @@ class DojoResult(BaseModel):
     error: str | None = None
 
 
-def parse_sandbox(sandbox: str) -> tuple[SuiteName, str, str]:
-    """Sandboxes are tenants ``agentdojo/<suite>/<user_task>/<injection_task>/<nonce>``."""
+def sandbox_of(pair: Pair, nonce: str) -> str:
+    """The tenant a run of ``pair`` acts in: its own environment, kept by the journal."""
+    parts = (pair.suite, *pair.tasks, pair.attack, pair.version, nonce)
+    if any("/" in p or not p for p in parts):
+        raise ValueError(f"{parts} cannot name a sandbox tenant")
+    return "/".join((SANDBOX_PREFIX, *parts))
+
+
+def parse_sandbox(sandbox: str) -> Pair:
+    """Sandboxes are tenants ``agentdojo/<suite>/<user_task>/<injection_task>/<attack>/<version>
+    /<nonce>``; those of runs from before attacks and versions were named lack both (defaults)."""
     parts = sandbox.split("/")
-    if len(parts) != 5 or parts[0] != SANDBOX_PREFIX or parts[1] not in EFFECTS:
+    if len(parts) not in (5, 7) or parts[0] != SANDBOX_PREFIX or parts[1] not in EFFECTS:
         raise ValueError(f"{sandbox!r} is not an AgentDojo sandbox tenant")
-    return parts[1], parts[2], parts[3]  # type: ignore[return-value]
+    named = parts[4:6] if len(parts) == 7 else []
+    return Pair(parts[1], parts[2], parts[3], *named)  # type: ignore[arg-type]
 
 
-journal = Journal(lambda sandbox: DojoSandbox(*parse_sandbox(sandbox)))
+journal = Journal(lambda sandbox: DojoSandbox(parse_sandbox(sandbox)))
 
 
 class DojoTool:
@@ -81,7 +99,7 @@ class DojoTool:
 
     def execute(self, engine: Engine, call: ToolCall) -> ToolOutput:
         sandbox = call.principal.tenant_id
-        if parse_sandbox(sandbox)[0] != self.suite:
+        if parse_sandbox(sandbox).suite != self.suite:
             raise ValueError(f"{sandbox} is not a {self.suite} sandbox")
         args: dict[str, JsonValue] = call.arguments.model_dump(mode="json")
         name = self.contract.name

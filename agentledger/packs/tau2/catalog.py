@@ -2,6 +2,8 @@
 
 Nothing is vendored: everything is read from the installed package. The initial DB of a domain
 is parsed once per process and validated afresh for each sandbox, so sandboxes never share state.
+A domain or split that is not hosted here is a typed error (``UnknownDomain``, ``UnknownSplit``),
+never another domain's data.
 """
 
 from __future__ import annotations
@@ -24,20 +26,40 @@ logger.disable("tau2")
 
 __all__ = [
     "DOMAINS",
+    "TAU2_VERSION",
     "Domain",
     "GoldAction",
     "Reference",
     "Tau2Sandbox",
+    "UnknownDomain",
+    "UnknownSplit",
+    "checked_domain",
     "domain",
     "gold_actions",
     "initial_hash",
     "reference",
+    "splits",
     "tasks",
 ]
 
 Domain = Literal["retail", "airline"]
 DOMAINS: tuple[Domain, ...] = ("retail", "airline")
 TAU2_VERSION = "26.3"
+
+
+class UnknownDomain(ValueError):
+    """A τ² domain this catalog does not host."""
+
+
+class UnknownSplit(ValueError):
+    """A task split the domain's installed task set does not define."""
+
+
+def checked_domain(name: object) -> Domain:
+    """``name`` as a hosted domain, or ``UnknownDomain``."""
+    if name not in DOMAINS:
+        raise UnknownDomain(f"τ² domain {name!r} is not hosted here; choose from {DOMAINS}")
+    return name  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -60,7 +82,7 @@ class DomainInfo:
 
 
 def _module(name: Domain) -> ModuleType:
-    if name == "retail":
+    if checked_domain(name) == "retail":
         from tau2.domains.retail import environment as retail
 
         return retail
@@ -94,8 +116,15 @@ def domain(name: Domain) -> DomainInfo:
     )
 
 
+def splits(name: Domain) -> tuple[str, ...]:
+    """The task splits the installed task set defines (``base`` holds every task)."""
+    return tuple(_module(name).get_tasks_split())
+
+
 @cache
 def tasks(name: Domain, split: str = "train") -> Mapping[str, Any]:
+    if split not in splits(name):
+        raise UnknownSplit(f"τ² {name} has no task split {split!r}; choose from {splits(name)}")
     return {t.id: t for t in _module(name).get_tasks(split)}
 
 

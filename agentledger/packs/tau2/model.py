@@ -15,7 +15,7 @@ from agentledger.activities.ports import ModelReply, ModelUsage
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
 from agentledger.packs.hosted import progress
-from agentledger.packs.tau2.catalog import Domain, gold_actions
+from agentledger.packs.tau2.catalog import Domain, checked_domain, gold_actions
 
 __all__ = ["GoldActionModel", "progress"]
 
@@ -46,6 +46,4 @@ class GoldActionModel:
 
 
 def _domain(value: JsonValue) -> Domain:
-    if value not in ("retail", "airline"):
-        raise ValueError(f"work order names no τ² domain: {value!r}")
-    return value  # type: ignore[return-value]
+    return checked_domain(value)

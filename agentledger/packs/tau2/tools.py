@@ -15,7 +15,13 @@ from sqlalchemy.engine import Engine
 from agentledger.activities.ports import ToolCall, ToolOutput
 from agentledger.domain.tools import ApprovalRule, ToolContract
 from agentledger.packs.hosted.journal import CallResult, Journal
-from agentledger.packs.tau2.catalog import TAU2_VERSION, Domain, Tau2Sandbox, domain
+from agentledger.packs.tau2.catalog import (
+    TAU2_VERSION,
+    Domain,
+    Tau2Sandbox,
+    checked_domain,
+    domain,
+)
 
 __all__ = ["SANDBOX_PREFIX", "Tau2Tool", "journal", "sandbox_domain", "tools_for"]
 
@@ -32,9 +38,9 @@ class Tau2Result(BaseModel):
 def sandbox_domain(sandbox: str) -> Domain:
     """Sandboxes are tenants named ``tau2/<domain>/<task>/<nonce>``: one τ² DB per run."""
     prefix, name, *_ = [*sandbox.split("/"), "", ""]
-    if prefix != SANDBOX_PREFIX or name not in ("retail", "airline"):
+    if prefix != SANDBOX_PREFIX:
         raise ValueError(f"{sandbox!r} is not a τ² sandbox tenant")
-    return name  # type: ignore[return-value]
+    return checked_domain(name)
 
 
 journal = Journal(lambda sandbox: Tau2Sandbox(sandbox_domain(sandbox)))

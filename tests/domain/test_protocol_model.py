@@ -1,0 +1,53 @@
+"""The approval and idempotency protocol model (``domain/approval_protocol.pml``) holds over
+every interleaving spin can reach, can fail (without the refund's row lock it finds the double
+refund), and speaks the ledger's event names."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import typing
+
+import pytest
+
+from agentledger.domain import events as ev
+from bench.protocol import MODEL, check
+
+
+def _needs_spin() -> None:
+    if shutil.which("spin") is None or shutil.which("cc") is None:
+        if os.environ.get("CI"):
+            pytest.fail("spin is missing (Debian package spin; ./run.sh test installs it)")
+        pytest.skip("spin is not installed (apt-get install spin)")
+
+
+def _event_kinds() -> set[str]:
+    kinds = set()
+    for member in typing.get_args(typing.get_args(ev.RunEvent)[0]):
+        (kind,) = typing.get_args(member.model_fields["kind"].annotation)
+        kinds.add(kind)
+    return kinds
+
+
+def test_the_model_names_only_events_the_ledger_records() -> None:
+    declared = re.search(r"mtype = \{([^}]*)\}", MODEL.read_text())
+    assert declared is not None
+    modelled = {name.strip() for name in declared.group(1).split(",")}
+    assert modelled <= _event_kinds(), modelled - _event_kinds()
+    # Every approval event the ledger knows is one the model moves through.
+    assert {k for k in _event_kinds() if k.startswith("approval_")} <= modelled
+
+
+def test_no_interleaving_pays_twice_acts_ungranted_or_obeys_a_forger() -> None:
+    _needs_spin()
+    result = check()
+    assert result.errors == 0, result.report
+    assert result.states > 100_000  # the search really explored the interleavings
+
+
+def test_without_the_row_lock_the_model_finds_the_cross_run_double_refund() -> None:
+    _needs_spin()
+    result = check("NO_ROW_LOCK")
+    assert result.errors >= 1, result.report
+    assert "assertion violated" in result.report

@@ -1,0 +1,285 @@
+"""The run protocol explored by a state machine against the real server and a real worker process.
+
+Hypothesis chooses the interleaving: refund runs started for two customers' late orders (several
+runs may claim the same order), decisions signed by the approver or by people who may not decide
+(the requester, an agent without the role, a stranger unknown to the directory), approvals sent
+twice at once, raw updates without a signature or bound to another proposal, and the worker
+process SIGKILLed and restarted by its supervisor at any point. After every step:
+
+- each order is refunded at most once across runs, and only by a run whose approval was granted;
+- every grant is bound to the proposal digest its request showed, and signed by the approver;
+- every run's ledger is contiguous, with no duplicate event.
+
+When the example ends, each run is driven to rest and its ledger must project to exactly the
+state Temporal's history records (``agentledger verify``'s check). Examples are few and short so
+the tier stays within CI's budget; ``HYPOTHESIS_PROFILE=protocol-long`` explores more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import uuid
+from collections.abc import Awaitable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
+from sqlalchemy import select
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from agentledger import client_ops
+from agentledger.activities.ledger import Ledger
+from agentledger.app import Runtime
+from agentledger.config import Settings
+from agentledger.devserver import DevServer
+from agentledger.domain import events as ev
+from agentledger.domain.fold import project
+from agentledger.errors import AgentLedgerError
+from agentledger.identity import Issuer
+from agentledger.packs.support import records
+from agentledger.registry import get_pack
+from agentledger.temporal_client import connect
+from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
+from bench.crash.crashkit import CrashSite, WorkerProcess
+
+pytestmark = pytest.mark.temporal
+
+T = TypeVar("T")
+
+CUSTOMERS = {"usr_73": "ord_4821", "usr_88": "ord_5100"}  # both delivered late: refundable
+DECIDERS = ("ops_lead_1", "ops_lead_1", "usr_73", "agent_2", "mallory")  # the approver twice
+LONG = os.environ.get("HYPOTHESIS_PROFILE") == "protocol-long"
+
+
+class World:
+    """What the machine drives: one worker process, a client, the ledger and the issuer."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, site: CrashSite, client: Client, ledger: Ledger
+    ) -> None:
+        self.loop, self.site, self.client, self.ledger = loop, site, client, ledger
+        self.issuer = Issuer.local(site.work_dir)
+        self.worker = WorkerProcess(site)
+        self.kills = 0
+        self.runs: list[str] = []
+        """Every run any example started: the system of record is shared by all of them."""
+
+    def call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the test's event loop (the worker's supervisor lives there)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=180)
+
+
+class Protocol(RuleBasedStateMachine):
+    world: World
+    runs = Bundle("runs")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[str] = []
+
+    # ------------------------------------------------------------------ rules
+    @initialize(target=runs, customer=st.sampled_from(sorted(CUSTOMERS)))
+    def first_refund(self, customer: str) -> str:
+        return self.start_a_refund(customer)
+
+    @rule(target=runs, customer=st.sampled_from(sorted(CUSTOMERS)))
+    def start_a_refund(self, customer: str) -> str:
+        run_id = self.world.call(self._start(customer))
+        self.started.append(run_id)
+        self.world.runs.append(run_id)
+        return run_id
+
+    @rule(run_id=runs, who=st.sampled_from(DECIDERS), approve=st.booleans())
+    def decide(self, run_id: str, who: str, approve: bool) -> None:
+        self.world.call(self._signed(run_id, who, approve))
+
+    @rule(run_id=runs)
+    def approve_twice_at_once(self, run_id: str) -> None:
+        async def twice() -> None:
+            await asyncio.gather(
+                self._signed(run_id, "ops_lead_1", True), self._signed(run_id, "ops_lead_1", True)
+            )
+
+        self.world.call(twice())
+
+    @rule(run_id=runs, signed=st.booleans())
+    def send_a_raw_forgery(self, run_id: str, signed: bool) -> None:
+        """Unsigned as the approver, or signed by them for another proposal (a stale digest)."""
+        self.world.call(self._forged(run_id, signed))
+
+    @rule()
+    def kill_the_worker(self) -> None:
+        self.world.worker.kill()  # its supervisor starts another
+        self.world.kills += 1
+
+    # ------------------------------------------------------------------ invariants
+    @invariant()
+    def each_order_is_refunded_at_most_once_and_only_after_a_grant(self) -> None:
+        """Checked against the system of record itself. A refund's receipt reaches the ledger
+        with the run's next activity, but its authorisation (and the grant before it) is
+        appended by the very activity that pays, before it pays."""
+        with self.world.ledger.engine.connect() as db:
+            rows = db.execute(
+                select(records.refunds.c.order_id, records.refunds.c.idempotency_key)
+            ).all()
+        orders = [order for order, _ in rows]
+        assert len(orders) == len(set(orders)), rows
+        authorised = self._authorised_after_a_grant()
+        for order, key in rows:
+            assert key in authorised, f"{order} refunded under {key}, which no grant authorised"
+
+    def _authorised_after_a_grant(self) -> set[str]:
+        keys = set()
+        for run_id in self.world.runs:
+            events = self.world.ledger.read(run_id)
+            granted = [e.seq for e in events if isinstance(e, ev.ApprovalGranted)]
+            keys |= {
+                e.idempotency_key
+                for e in events
+                if isinstance(e, ev.ToolCallAuthorised)
+                and e.tool == "create_refund"
+                and e.idempotency_key is not None
+                and granted
+                and granted[0] < e.seq
+            }
+        return keys
+
+    @invariant()
+    def every_grant_is_the_approvers_and_bound_to_its_request(self) -> None:
+        for run_id in self.started:
+            events = self.world.ledger.read(run_id)
+            asked = {e.approval_id: e for e in events if isinstance(e, ev.ApprovalRequested)}
+            for granted in (e for e in events if isinstance(e, ev.ApprovalGranted)):
+                assert granted.proposal_digest == asked[granted.approval_id].proposal_digest
+                assert granted.assertion is not None
+                assert granted.assertion.subject == "ops_lead_1"
+
+    @invariant()
+    def every_ledger_is_contiguous(self) -> None:
+        for run_id in self.started:
+            seqs = [e.seq for e in self.world.ledger.read(run_id)]
+            assert seqs == list(range(1, len(seqs) + 1)), (run_id, seqs)
+
+    def teardown(self) -> None:
+        for run_id in self.started:
+            self.world.call(self._matches_history(run_id))
+
+    # ------------------------------------------------------------------ the moves
+    async def _start(self, customer: str) -> str:
+        principal = self.world.ledger.get_principal(customer)
+        assert principal is not None
+        order = get_pack("support").make_work_order(
+            f"Can I get a refund for order {CUSTOMERS[customer]}? It arrived late.", principal
+        )
+        handle = await client_ops.start_run(self.world.client, self.world.site.task_queue, order)
+        await _settled(self.world.client, handle.id)
+        return handle.id
+
+    async def _signed(self, run_id: str, who: str, approve: bool) -> None:
+        pending = await _pending(self.world.client, run_id)
+        if pending is None:
+            return
+        with contextlib.suppress(AgentLedgerError, RPCError):  # refusals are recorded
+            await client_ops.decide(
+                self.world.client, run_id, pending, who, issuer=self.world.issuer, approve=approve
+            )
+
+    async def _forged(self, run_id: str, signed: bool) -> None:
+        pending = await _pending(self.world.client, run_id)
+        if pending is None:
+            return
+        stale = "0" * 64
+        assertion = self.world.issuer.approval_assertion(
+            "ops_lead_1", run_id=run_id, approval_id=pending, digest=stale, approve=True
+        )
+        decision = ApprovalDecision(
+            approval_id=pending,
+            approver_id="ops_lead_1",
+            approve=True,
+            proposal_digest=stale,
+            assertion=assertion if signed else "",
+        )
+        handle = self.world.client.get_workflow_handle(run_id)
+        with contextlib.suppress(WorkflowUpdateFailedError, RPCError):
+            await handle.execute_update(AgentRunWorkflow.decide_approval, decision)
+
+    async def _matches_history(self, run_id: str) -> None:
+        """Once the run rests (ended, or parked with its events flushed), the ledger projects to
+        exactly what Temporal's history records."""
+        for _ in range(400):
+            await _settled(self.world.client, run_id)
+            recorded = await client_ops.recorded_state(self.world.client, run_id)
+            stored = project(self.world.ledger.read(run_id))
+            if stored.last_seq == recorded.last_seq:
+                assert stored.model_dump(mode="json") == recorded.model_dump(mode="json")
+                return
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"the ledger of {run_id} never caught up with its history")
+
+
+async def _settled(client: Client, run_id: str) -> None:
+    """Until the run ends or waits on a person (queries retried while a worker restarts)."""
+    for _ in range(600):
+        with contextlib.suppress(RPCError, AgentLedgerError, TimeoutError):
+            await client_ops.wait_for(client, run_id, pending_approval=True, timeout=30)
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{run_id} never settled")
+
+
+async def _pending(client: Client, run_id: str) -> str | None:
+    await _settled(client, run_id)
+    state = await _retrying(lambda: client_ops.live_state(client, run_id))
+    return next(iter(state.pending_approvals), None)
+
+
+async def _retrying(call: Any) -> Any:
+    for _ in range(300):
+        try:
+            result: Awaitable[Any] = call()
+            return await result
+        except (RPCError, AgentLedgerError):
+            await asyncio.sleep(0.2)
+    raise AssertionError("the worker never answered")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_no_interleaving_breaks_the_protocol(
+    temporal_server: DevServer, database_url: str, tmp_path: Path
+) -> None:
+    site = CrashSite(temporal_server.address, database_url, f"sm-{uuid.uuid4().hex[:8]}", tmp_path)
+    runtime = Runtime.open(Settings(data_dir=tmp_path, database_url=database_url))
+    runtime.seed()
+    client = await connect(Settings(temporal_address=temporal_server.address))
+    world = World(asyncio.get_running_loop(), site, client, runtime.ledger)
+    Protocol.world = world
+    explore = settings(
+        max_examples=25 if LONG else 3,
+        stateful_step_count=20 if LONG else 6,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        database=None,
+    )
+    async with world.worker:
+        await asyncio.to_thread(run_state_machine_as_test, Protocol, settings=explore)
+    decided = sum(
+        isinstance(e, ev.ApprovalGranted | ev.ApprovalRejected | ev.ApprovalAttemptRefused)
+        for run_id in world.runs
+        for e in runtime.ledger.read(run_id)
+    )
+    print(f"state machine: {len(world.runs)} runs, {decided} decisions, {world.kills} kills")
+    assert world.runs, "no example started a run"
+    runtime.ledger.engine.dispose()
