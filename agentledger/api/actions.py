@@ -25,7 +25,7 @@ from agentledger.activities.retrieval import (
     install,
     parse_markdown,
 )
-from agentledger.api.access import ApiContext
+from agentledger.api.access import ApiContext, visible_run
 from agentledger.api.auth import Caller
 from agentledger.api.problems import ApiProblem, not_found
 from agentledger.errors import NotFound, Refused, ServerUnavailable
@@ -42,6 +42,17 @@ def refusal_problem(exc: Refused) -> ApiProblem:
     return ApiProblem(status, code.replace("_", "-"), detail, reason_code=code)
 
 
+def shown_digest(ctx: ApiContext, caller: Caller, run_id: str, approval_id: str) -> str:
+    """The proposal digest the ledger shows for an approval of a run the caller may see: what
+    the inbox displayed, so a decision binds to what the approver saw, with no query to the run
+    (one trip off the event loop for both reads)."""
+    visible_run(ctx, caller, run_id, action="decide")
+    for row in ctx.ledger.approvals(status=None, run_id=run_id):
+        if row.approval_id == approval_id:
+            return row.proposal_digest
+    raise not_found(f"approval {approval_id} in run {run_id}")
+
+
 async def decide(
     ctx: ApiContext,
     caller: Caller,
@@ -52,14 +63,8 @@ async def decide(
     reason: str,
     content: dict[str, JsonValue] | None = None,
 ) -> dict[str, Any]:
-    """Decide as the verified caller; the run judges whether they may.
-
-    The digest is the one the ledger shows for the approval (what the inbox displayed), so the
-    decision binds to what the approver saw and costs no query to the run."""
-    known = await asyncio.to_thread(ctx.ledger.approvals, None, run_id)
-    shown = [a for a in known if a.approval_id == approval_id]
-    if not shown:
-        raise not_found(f"approval {approval_id} in run {run_id}")
+    """Decide as the verified caller, signed for them; the run judges whether they may."""
+    digest = await asyncio.to_thread(shown_digest, ctx, caller, run_id, approval_id)
     try:
         result = await client_ops.decide(
             ctx.client,
@@ -71,7 +76,7 @@ async def decide(
             approve=approve,
             reason=reason,
             content=content,
-            digest=shown[0].proposal_digest,
+            digest=digest,
         )
     except NotFound:
         raise not_found(f"approval {approval_id} in run {run_id}") from None

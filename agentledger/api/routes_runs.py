@@ -162,7 +162,6 @@ async def post_reply(ctx: Ctx, caller: Who, run_id: Id, body: ReplyBody) -> dict
 async def post_decision(
     ctx: Ctx, caller: Who, run_id: Id, approval_id: Id, body: DecisionBody
 ) -> dict[str, Any]:
-    await asyncio.to_thread(visible_run, ctx, caller, run_id, "decide")
     return await actions.decide(
         ctx,
         caller,

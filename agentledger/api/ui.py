@@ -113,7 +113,6 @@ async def decide(
     reason: Annotated[str, Form(max_length=2000)] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    await asyncio.to_thread(visible_run, ctx, caller, run_id, "decide")
     approve = decision == "approve"
     try:
         await actions.decide(ctx, caller, run_id, approval_id, approve=approve, reason=reason)
