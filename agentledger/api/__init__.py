@@ -2,8 +2,9 @@
 ledger, written through Temporal. ``create_app`` builds the ASGI application."""
 
 from agentledger.api.app import create_app
-from agentledger.api.auth import API_AUDIENCE, Authenticator, Caller, TrustedIssuer, issuers_from
+from agentledger.api.auth import Authenticator, Caller, TrustedIssuer, issuers_from
 from agentledger.api.problems import PROBLEM_BASE, ApiProblem
+from agentledger.identity import API_AUDIENCE
 
 __all__ = [
     "API_AUDIENCE",

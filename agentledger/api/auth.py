@@ -20,10 +20,8 @@ import jwt
 from agentledger.api.problems import unauthenticated
 from agentledger.domain.principal import Principal
 from agentledger.errors import ConfigError
-from agentledger.identity import API_AUDIENCE as IDENTITY_AUDIENCE
-from agentledger.identity import VerifiedCaller
+from agentledger.identity import API_AUDIENCE, VerifiedCaller
 
-API_AUDIENCE = IDENTITY_AUDIENCE
 ALGORITHMS = ("EdDSA", "ES256", "ES384", "RS256", "RS384", "RS512", "PS256")
 """Asymmetric only: a shared-secret (HS*) token could be minted by anyone holding the secret."""
 LEEWAY_SECONDS = 30
@@ -64,7 +62,10 @@ class _Keys:
     """An issuer's verification keys: a fixed JWKS, or fetched (and cached) from its URL."""
 
     def __init__(self, trusted: TrustedIssuer) -> None:
-        self._set = jwt.PyJWKSet.from_dict(dict(trusted.jwks)) if trusted.jwks else None
+        try:
+            self._set = jwt.PyJWKSet.from_dict(dict(trusted.jwks)) if trusted.jwks else None
+        except jwt.PyJWTError as exc:  # a misconfigured issuer stops the service at start
+            raise ConfigError(f"issuer {trusted.issuer!r}: its JWKS is unusable: {exc}") from None
         self._client = jwt.PyJWKClient(trusted.jwks_url) if trusted.jwks_url else None
 
     def key_for(self, token: str, kid: str | None) -> jwt.PyJWK:
@@ -72,10 +73,12 @@ class _Keys:
             return self._client.get_signing_key_from_jwt(token)
         assert self._set is not None
         keys = self._set.keys
-        found = [k for k in keys if k.key_id == kid] if kid else keys[:1] if len(keys) == 1 else []
-        if not found:
-            raise unauthenticated(f"no key {kid!r} in the issuer's JWKS")
-        return found[0]
+        if kid is None and len(keys) == 1:  # a single-key issuer need not name its key
+            return keys[0]
+        for key in keys:
+            if key.key_id == kid:
+                return key
+        raise unauthenticated(f"no key {kid!r} in the issuer's JWKS")
 
 
 class Authenticator:

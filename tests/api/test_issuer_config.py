@@ -46,3 +46,11 @@ def test_issuers_come_from_inline_json_or_a_file(tmp_path: Path) -> None:
 def test_a_wrong_issuer_configuration_is_a_config_error(value: str) -> None:
     with pytest.raises(ConfigError, match="AGENTLEDGER_OIDC_ISSUERS"):
         issuers_from(value)
+
+
+def test_an_issuer_without_usable_keys_stops_the_service_at_start() -> None:
+    from agentledger.api import Authenticator
+
+    empty = TrustedIssuer(issuer="https://a", jwks={"keys": []})
+    with pytest.raises(ConfigError, match="JWKS is unusable"):
+        Authenticator([empty], lambda _: None)
