@@ -61,12 +61,6 @@ def external_signer() -> Signer:
     return Signer(EXTERNAL, Ed25519PrivateKey.generate(), "idp-1")
 
 
-@pytest.fixture(params=[pytest.param("sqlite", id="sqlite")])
-def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
-    """SQLite only: the ledger contract suite covers PostgreSQL; this tier tests HTTP."""
-    return f"sqlite:///{tmp_path / 'ledger.db'}"
-
-
 def issuers(local: Signer, external: Signer) -> list[TrustedIssuer]:
     return [
         TrustedIssuer(issuer=local.issuer, jwks=local.jwks(), directory=True),

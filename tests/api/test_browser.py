@@ -34,6 +34,12 @@ if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
 
 
 @pytest.fixture
+def database_url(tmp_path: Path) -> str:
+    """SQLite only: the HTTP tier runs on both backends; the browser adds no database path."""
+    return f"sqlite:///{tmp_path / 'ledger.db'}"
+
+
+@pytest.fixture
 async def service(app: FastAPI) -> AsyncIterator[str]:
     """The app on uvicorn, on a free loopback port, in this event loop."""
     port = free_port()
