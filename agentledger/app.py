@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from temporalio.client import Client
+from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.runtime import Runtime as TemporalRuntime
-from temporalio.worker import Worker
+from temporalio.worker import Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agentledger.activities.directory import DirectoryActivities
@@ -19,7 +20,7 @@ from agentledger.activities.memory import install as install_memory
 from agentledger.activities.models import model_clients
 from agentledger.activities.ports import ModelClient
 from agentledger.activities.run_activities import RunActivities
-from agentledger.config import Settings
+from agentledger.config import KINDS, QueueLimits, Settings
 from agentledger.domain.tools import ToolContract
 from agentledger.errors import ConfigError, DatabaseUnavailable
 from agentledger.identity import trusted_keys
@@ -125,25 +126,93 @@ class Runtime:
         return {**packs, **model_clients(self.settings)}
 
     def worker(self, client: Client, *, max_concurrent: int = 64) -> Worker:
+        """One worker for every kind of work, on the one task queue they share."""
+        if len({self.settings.queue_of(kind) for kind in KINDS}) > 1:
+            raise ConfigError("model or tool calls have queues of their own: use workers()")
+        (worker,) = self.workers(client, max_concurrent=max_concurrent)
+        return worker
+
+    def workers(
+        self,
+        client: Client,
+        kinds: Iterable[str] = KINDS,
+        *,
+        max_concurrent: int | None = None,
+        workflow: type = AgentRunWorkflow,
+    ) -> list[Worker]:
+        """A worker per task queue that ``kinds`` of work use (``workflows``: workflow tasks and
+        the run's bookkeeping; ``models``: model calls; ``tools``: tool calls), so each kind
+        scales with workers of its own. Kinds that share a queue share a worker. ``workflow``
+        is the run's code (another build's, in a test of a deploy)."""
+        by_queue: dict[str, list[str]] = {}
+        for kind in kinds:
+            if kind not in KINDS:
+                raise ConfigError(f"no kind of work {kind!r}; a worker takes {', '.join(KINDS)}")
+            by_queue.setdefault(self.settings.queue_of(kind), []).append(kind)
+        jobs = self._jobs()
+        return [
+            self._worker(client, queue, served, jobs, max_concurrent, workflow)
+            for queue, served in by_queue.items()
+        ]
+
+    def _jobs(self) -> dict[str, list[Callable[..., object]]]:
+        """Each kind of work's activities."""
         memory = MemoryStore(self.ledger.engine)
-        activities = RunActivities(
+        run = RunActivities(
             self.ledger,
             self.models(),
             packs=get_pack,
             memory=memory,
             trusted_keys=trusted_keys(self.settings),
         )
-        return Worker(
-            client,
-            task_queue=self.settings.task_queue,
-            workflows=[AgentRunWorkflow],
-            activities=[
-                *activities.all(),
+        return {
+            "workflows": [
+                run.prepare_run,
+                run.append_events,
                 *MemoryActivities(self.ledger, memory).all(),
                 *DirectoryActivities(self.ledger, self.settings.revoked_keys).all(),
             ],
-            activity_executor=ThreadPoolExecutor(max_workers=max_concurrent),
-            max_concurrent_activities=max_concurrent,
+            "models": [run.model_step],
+            "tools": [run.execute_tool, run.reconcile_tool],
+        }
+
+    def _deployment(self) -> WorkerDeploymentConfig | None:
+        """With a deployment and build id: versioned, every run pinned to the build that
+        started it (a later build takes new runs once it is made current)."""
+        name, build = self.settings.deployment, self.settings.build_id
+        if name is None and build is None:
+            return None
+        if name is None or build is None:
+            raise ConfigError("AGENTLEDGER_DEPLOYMENT and AGENTLEDGER_BUILD_ID go together")
+        return WorkerDeploymentConfig(
+            version=WorkerDeploymentVersion(deployment_name=name, build_id=build),
+            use_worker_versioning=True,
+            default_versioning_behavior=VersioningBehavior.PINNED,
+        )
+
+    def _worker(
+        self,
+        client: Client,
+        queue: str,
+        kinds: list[str],
+        jobs: Mapping[str, list[Callable[..., object]]],
+        max_concurrent: int | None,
+        workflow: type,
+    ) -> Worker:
+        limits = [self.settings.limits.get(kind, QueueLimits()) for kind in kinds]
+        concurrency = max_concurrent or max(limit.concurrency for limit in limits)
+        # A queue's rate limit throttles everything on it: applied only where one kind of
+        # activity has the queue to itself (a provider's limit must not slow bookkeeping).
+        rate = limits[0].per_second if kinds in (["models"], ["tools"]) else None
+        return Worker(
+            client,
+            task_queue=queue,
+            deployment_config=self._deployment(),
+            workflows=[workflow] if "workflows" in kinds else [],
+            activities=[job for kind in kinds for job in jobs[kind]],
+            activity_executor=ThreadPoolExecutor(max_workers=concurrency),
+            max_concurrent_activities=concurrency,
+            max_task_queue_activities_per_second=rate,
             max_cached_workflows=self.settings.max_cached_runs,
             workflow_runner=workflow_runner(),
         )

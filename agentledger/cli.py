@@ -35,6 +35,7 @@ _COMMANDS = {
     "serve": "agentledger.api.serve:serve",
     "token": "agentledger.token_command:token",
     "check-replay": "agentledger.replay_check:check_replay",
+    "deploy": "agentledger.deploy_command:deploy",
     **{name: f"agentledger.pack_commands:{name}" for name in ("packs", "schema", "new")},
 }
 
@@ -82,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--limit", type=int, default=100, help="newest N runs (default 100)")
     check.add_argument("--all", action="store_true", help="ended runs too, not only running")
+    _deploy_parser(command("deploy", help="route new runs to another build of the workers"))
     _docs_parser(command("docs", help="versioned policy documents for retrieval"))
     _token_parser(command("token", help="bearer tokens and public keys of this issuer"))
     command("stop", help="stop the embedded Temporal server")
@@ -119,6 +121,12 @@ def _stack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
     dev = command("dev", help="start the server and a worker, and keep them up")
     _model_flags(dev, choose=False, register=True)
     worker = command("worker", help="run a worker against the configured server (no server start)")
+    worker.add_argument(
+        "--queues",
+        metavar="KINDS",
+        help="the kinds of work to take, comma-separated: workflows, models, tools (default "
+        "all; each kind's task queue is AGENTLEDGER_TASK_QUEUE, _MODEL_QUEUE, _TOOL_QUEUE)",
+    )
     for serving in (dev, worker):
         serving.add_argument(
             "--metrics-port",
@@ -184,6 +192,16 @@ def _docs_parser(docs: argparse.ArgumentParser) -> None:
     add.add_argument(
         "--approve-as", help="approve the revision as this principal (role policy_approver)"
     )
+
+
+def _deploy_parser(deploy: argparse.ArgumentParser) -> None:
+    verbs = deploy.add_subparsers(dest="deploy_command", required=True, metavar="VERB")
+    verbs.add_parser("show", help="each build of AGENTLEDGER_DEPLOYMENT and its state")
+    current = verbs.add_parser("current", help="new runs start on this build (running stay)")
+    current.add_argument("build_id")
+    ramp = verbs.add_parser("ramp", help="a share of new runs start on this build")
+    ramp.add_argument("build_id")
+    ramp.add_argument("--percent", type=float, required=True, help="0 to 100")
 
 
 def _token_parser(token: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from agentledger import client_ops
 from agentledger.activities.ledger import Ledger
-from agentledger.config import Settings
+from agentledger.config import KINDS, Settings
 from agentledger.conversation_commands import report
 from agentledger.devserver import ensure_dev_server, stop_dev_server
 from agentledger.domain.fold import project
@@ -26,6 +26,7 @@ from agentledger.temporal_client import connect
 
 if TYPE_CHECKING:
     from temporalio.runtime import Runtime as TemporalRuntime
+    from temporalio.worker import Worker
 
     from agentledger.app import Runtime
 
@@ -72,7 +73,7 @@ async def dev(settings: Settings, args: argparse.Namespace) -> int:
     pid_file = settings.data_dir / DEV_PID_FILE
     pid_file.write_text(str(os.getpid()))  # so that `stop` ends this worker with its server
     try:
-        await runtime.worker(client).run()
+        await _serve(runtime.workers(client))
     finally:
         pid_file.unlink(missing_ok=True)
     return 0
@@ -80,11 +81,28 @@ async def dev(settings: Settings, args: argparse.Namespace) -> int:
 
 async def worker(settings: Settings, args: argparse.Namespace) -> int:
     """One member of a worker fleet: stateless, so start as many as the load needs."""
+    kinds = [kind.strip() for kind in args.queues.split(",")] if args.queues else list(KINDS)
+    if unknown := [kind for kind in kinds if kind not in KINDS]:
+        raise ConfigError(f"--queues: no kind of work {', '.join(unknown)}; use {','.join(KINDS)}")
     runtime = open_runtime(settings.with_overrides(metrics_port=args.metrics_port))
     client = await connect(runtime.settings, runtime=observed(runtime))
-    say(f"· worker polling task queue {settings.task_queue} at {settings.address}")
-    await runtime.worker(client).run()
+    workers = runtime.workers(client, kinds)
+    for each in workers:
+        say(f"· worker polling task queue {each.task_queue} at {settings.address}")
+    await _serve(workers)
     return 0
+
+
+async def _serve(workers: list[Worker]) -> None:
+    """Run every worker until one stops; then the others shut down (a cancelled worker drains)
+    and the first one's failure, if it failed, is raised."""
+    runs = [asyncio.create_task(each.run()) for each in workers]
+    done, pending = await asyncio.wait(runs, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    for task in done:
+        task.result()
 
 
 def observed(runtime: Runtime) -> TemporalRuntime | None:
@@ -123,7 +141,9 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
     work_order = with_model(
         pack.make_work_order(args.request, principal_of(runtime.ledger, args.user)), args
     )
-    handle = await client_ops.start_run(client, settings.task_queue, work_order)
+    handle = await client_ops.start_run(
+        client, settings.task_queue, work_order, queues=client_ops.queues_for(settings)
+    )
     say(handle.id)
     if not await client_ops.has_workers(client, settings.task_queue):
         raise ServerUnavailable(

@@ -33,6 +33,19 @@ class TemporalSecurity:
     api_key_env: str | None = None
 
 
+KINDS = ("workflows", "models", "tools")
+"""The kinds of work a worker can take, each on its task queue (``Settings.queue_of``)."""
+
+
+@dataclass(frozen=True)
+class QueueLimits:
+    concurrency: int = 64
+    """Activities (or workflow tasks) one worker runs at once on this queue."""
+    per_second: float | None = None
+    """Activities started per second across the whole queue (every worker), e.g. a provider's
+    rate limit; ``None``: no limit."""
+
+
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path = Path(".agentledger")
@@ -42,6 +55,19 @@ class Settings:
     ui_port: int = 8233
     namespace: str = "default"
     task_queue: str = "agentledger"
+    model_queue: str | None = None
+    """Model calls' task queue (``AGENTLEDGER_MODEL_QUEUE``; ``None``: ``task_queue``)."""
+    tool_queue: str | None = None
+    """Tool calls' task queue (``AGENTLEDGER_TOOL_QUEUE``; ``None``: ``task_queue``)."""
+    limits: Mapping[str, QueueLimits] = field(default_factory=dict, hash=False)
+    """Per kind of work (``workflows``, ``models``, ``tools``): concurrency per worker and
+    activities per second across the queue (``AGENTLEDGER_MODELS_CONCURRENCY``,
+    ``AGENTLEDGER_MODELS_RATE``, and likewise for ``TOOLS`` and ``WORKFLOWS``)."""
+    deployment: str | None = None
+    """Temporal worker deployment this worker belongs to (``AGENTLEDGER_DEPLOYMENT``), with
+    ``build_id`` (``AGENTLEDGER_BUILD_ID``): runs are pinned to the build that started them, so
+    a run parked for days finishes on the code it started on (README: Scale out)."""
+    build_id: str | None = None
     demo_approver: str | None = None
     """Who approves in ``demo`` (``None``: the pack's sample approver)."""
     extra_packs: tuple[str, ...] = ()
@@ -84,6 +110,12 @@ class Settings:
     @property
     def address(self) -> str:
         return self.temporal_address or f"127.0.0.1:{self.temporal_port}"
+
+    def queue_of(self, kind: str) -> str:
+        """The task queue of a kind of work."""
+        queues = {"workflows": self.task_queue, "models": self.model_queue,
+                  "tools": self.tool_queue}  # fmt: skip
+        return queues[kind] or self.task_queue
 
     def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
@@ -151,6 +183,20 @@ def temporal_security(env: Mapping[str, str]) -> TemporalSecurity:
     return replace(security, tls=wanted or implied or security.api_key_env is not None)
 
 
+def _limits() -> dict[str, QueueLimits]:
+    found = {}
+    for kind in KINDS:
+        concurrency = _optional_int(f"AGENTLEDGER_{kind.upper()}_CONCURRENCY")
+        rate = os.environ.get(f"AGENTLEDGER_{kind.upper()}_RATE", "").strip()
+        try:
+            per_second = float(rate) if rate else None
+        except ValueError:
+            raise ConfigError(f"AGENTLEDGER_{kind.upper()}_RATE={rate!r} is not a number") from None
+        if concurrency is not None or per_second is not None:
+            found[kind] = QueueLimits(concurrency or 64, per_second)
+    return found
+
+
 def from_environment() -> Settings:
     env = os.environ.get
     return Settings(
@@ -161,6 +207,11 @@ def from_environment() -> Settings:
         ui_port=_int("AGENTLEDGER_UI_PORT", 8233),
         namespace=env("AGENTLEDGER_NAMESPACE", "default"),
         task_queue=env("AGENTLEDGER_TASK_QUEUE", "agentledger"),
+        deployment=env("AGENTLEDGER_DEPLOYMENT") or None,
+        build_id=env("AGENTLEDGER_BUILD_ID") or None,
+        model_queue=env("AGENTLEDGER_MODEL_QUEUE") or None,
+        tool_queue=env("AGENTLEDGER_TOOL_QUEUE") or None,
+        limits=_limits(),
         demo_approver=env("AGENTLEDGER_DEMO_APPROVER") or None,
         extra_packs=tuple(p for p in env("AGENTLEDGER_PACKS", "").split(",") if p.strip()),
         temporal_security=temporal_security(os.environ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 
+from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
@@ -46,6 +47,15 @@ MODEL_RETRY = RetryPolicy(
 ONCE = RetryPolicy(maximum_attempts=1)
 
 
+class ActivityQueues(BaseModel):
+    """Where a run's model calls and tool calls go, so the workers that make them scale apart
+    from those that run workflow tasks; ``None``: the run's own task queue (eager dispatch)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    model: str | None = None
+    tool: str | None = None
+
+
 class Run:
     """One run as its workflow sees it: the recording, and the manifest it runs under."""
 
@@ -53,6 +63,7 @@ class Run:
         self.rec = Recording(run_id=workflow.info().workflow_id)
         self._manifest: ExecutionManifest | None = None
         self.contracts: Mapping[str, Governed] = {}
+        self.queues = ActivityQueues()
 
     @property
     def state(self) -> WorkingState:

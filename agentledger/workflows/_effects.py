@@ -84,6 +84,7 @@ class ToolCalls:
             receipt = await workflow.execute_activity_method(
                 RunSteps.execute_tool,
                 call,
+                task_queue=self._run.queues.tool,
                 start_to_close_timeout=timedelta(seconds=contract.timeout_seconds),
                 heartbeat_timeout=timedelta(seconds=heartbeat) if heartbeat else None,
                 # Unlimited attempts with backoff (capped at 10 s): execute_tool reconciles a
@@ -157,6 +158,7 @@ class ToolCalls:
             call.model_copy(
                 update={"outbox": call.outbox + run.take_outbox(), "now": workflow.now()}
             ),
+            task_queue=run.queues.tool,
             start_to_close_timeout=MODEL_TIMEOUT,
             retry_policy=RETRY,
         )

@@ -39,7 +39,14 @@ with workflow.unsafe.imports_passed_through():
 
 from agentledger.workflows._approvals import ApprovalDecision, ApprovalDesk, ApprovalResult
 from agentledger.workflows._conversation import Conversation, Reply, ReplyResult
-from agentledger.workflows._core import MODEL_RETRY, MODEL_TIMEOUT, RETRY, Run, cause
+from agentledger.workflows._core import (
+    MODEL_RETRY,
+    MODEL_TIMEOUT,
+    RETRY,
+    ActivityQueues,
+    Run,
+    cause,
+)
 from agentledger.workflows._effects import ToolCalls
 from agentledger.workflows._governance import Gate
 from agentledger.workflows._tracing import (
@@ -67,6 +74,8 @@ class RunInput(BaseModel):
     run_id: str
     work_order: WorkOrder
     continued: Continuation | None = None
+    queues: ActivityQueues | None = None
+    """Set by the deployment's starters (``AGENTLEDGER_MODEL_QUEUE``/``_TOOL_QUEUE``)."""
 
 
 class RunOutcome(BaseModel):
@@ -91,6 +100,7 @@ class AgentRunWorkflow:
         with span("agentledger.run", of_run(run)) as traced:
             params = self._decoded(raw)
             if params is not None:
+                run.queues = params.queues or run.queues
                 if params.continued is not None:
                     self._resume(params.continued)
                 else:
@@ -197,7 +207,12 @@ class AgentRunWorkflow:
             state=run.state, state_hash=state_hash(run.state), manifest=run.manifest
         )
         workflow.continue_as_new(
-            RunInput(run_id=params.run_id, work_order=params.work_order, continued=carried)
+            RunInput(
+                run_id=params.run_id,
+                work_order=params.work_order,
+                continued=carried,
+                queues=params.queues,
+            )
         )
 
     async def _run_step(self, step: str) -> None:
@@ -229,6 +244,7 @@ class AgentRunWorkflow:
                     now=workflow.now(),
                     outbox=outbox,
                 ),
+                task_queue=run.queues.model,
                 start_to_close_timeout=MODEL_TIMEOUT,
                 retry_policy=MODEL_RETRY,
             )

@@ -1,6 +1,6 @@
 """The run protocol explored by a state machine against the real server and a real worker process.
 
-Hypothesis chooses the interleaving: refund runs started for two customers' late orders (several
+Hypothesis chooses the interleaving: refund runs for two late orders of each example's own (several
 runs may claim the same order), decisions signed by the approver or by people who may not decide
 (the requester, an agent without the role, a stranger unknown to the directory), approvals sent
 twice at once, raw updates without a signature or bound to another proposal, and the worker
@@ -33,6 +33,7 @@ from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
     invariant,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
@@ -54,12 +55,15 @@ from agentledger.registry import get_pack
 from agentledger.temporal_client import connect
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from bench.crash.crashkit import CrashSite, WorkerProcess
+from bench.crash.fault_pack import ORDERS, crash_order, request_for
+from bench.crash.fault_pack import seed as seed_orders
 
 pytestmark = pytest.mark.temporal
 
 T = TypeVar("T")
 
-CUSTOMERS = {"usr_73": "ord_4821", "usr_88": "ord_5100"}  # both delivered late: refundable
+ORDERS_PER_EXAMPLE = 2  # fresh late orders of usr_73's for each example (bench.crash.fault_pack)
+MAX_KILLS_PER_EXAMPLE = 2
 DECIDERS = ("ops_lead_1", "ops_lead_1", "usr_73", "agent_2", "mallory")  # the approver twice
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "protocol-long"
 
@@ -74,6 +78,7 @@ class World:
         self.issuer = Issuer.local(site.work_dir)
         self.worker = WorkerProcess(site)
         self.kills = 0
+        self.orders_taken = 0
         self.runs: list[str] = []
         """Every run any example started: the system of record is shared by all of them."""
 
@@ -89,15 +94,18 @@ class Protocol(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.started: list[str] = []
+        self.kills = 0
+        self.first_order = self.world.orders_taken
+        self.world.orders_taken += ORDERS_PER_EXAMPLE
 
     # ------------------------------------------------------------------ rules
-    @initialize(target=runs, customer=st.sampled_from(sorted(CUSTOMERS)))
-    def first_refund(self, customer: str) -> str:
-        return self.start_a_refund(customer)
+    @initialize(target=runs, which=st.integers(0, ORDERS_PER_EXAMPLE - 1))
+    def first_refund(self, which: int) -> str:
+        return self.start_a_refund(which)
 
-    @rule(target=runs, customer=st.sampled_from(sorted(CUSTOMERS)))
-    def start_a_refund(self, customer: str) -> str:
-        run_id = self.world.call(self._start(customer))
+    @rule(target=runs, which=st.integers(0, ORDERS_PER_EXAMPLE - 1))
+    def start_a_refund(self, which: int) -> str:
+        run_id = self.world.call(self._start(crash_order((self.first_order + which) % ORDERS)))
         self.started.append(run_id)
         self.world.runs.append(run_id)
         return run_id
@@ -120,10 +128,12 @@ class Protocol(RuleBasedStateMachine):
         """Unsigned as the approver, or signed by them for another proposal (a stale digest)."""
         self.world.call(self._forged(run_id, signed))
 
+    @precondition(lambda self: self.kills < MAX_KILLS_PER_EXAMPLE)
     @rule()
     def kill_the_worker(self) -> None:
         self.world.worker.kill()  # its supervisor starts another
         self.world.kills += 1
+        self.kills += 1
 
     # ------------------------------------------------------------------ invariants
     @invariant()
@@ -178,12 +188,10 @@ class Protocol(RuleBasedStateMachine):
             self.world.call(self._matches_history(run_id))
 
     # ------------------------------------------------------------------ the moves
-    async def _start(self, customer: str) -> str:
-        principal = self.world.ledger.get_principal(customer)
+    async def _start(self, order_id: str) -> str:
+        principal = self.world.ledger.get_principal("usr_73")
         assert principal is not None
-        order = get_pack("support").make_work_order(
-            f"Can I get a refund for order {CUSTOMERS[customer]}? It arrived late.", principal
-        )
+        order = get_pack("support").make_work_order(request_for(order_id), principal)
         handle = await client_ops.start_run(self.world.client, self.world.site.task_queue, order)
         await _settled(self.world.client, handle.id)
         return handle.id
@@ -263,11 +271,14 @@ async def test_no_interleaving_breaks_the_protocol(
     site = CrashSite(temporal_server.address, database_url, f"sm-{uuid.uuid4().hex[:8]}", tmp_path)
     runtime = Runtime.open(Settings(data_dir=tmp_path, database_url=database_url))
     runtime.seed()
+    seed_orders(runtime.ledger.engine)
     client = await connect(Settings(temporal_address=temporal_server.address))
     world = World(asyncio.get_running_loop(), site, client, runtime.ledger)
     Protocol.world = world
+    examples = 25 if LONG else 3
+    assert examples * ORDERS_PER_EXAMPLE <= ORDERS
     explore = settings(
-        max_examples=25 if LONG else 3,
+        max_examples=examples,
         stateful_step_count=20 if LONG else 6,
         deadline=None,
         suppress_health_check=list(HealthCheck),

@@ -2,34 +2,39 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 from sqlalchemy.engine import Engine
 
 from agentledger.activities.ports import Sample
 from agentledger.activities.retrieval import GLOBAL_TENANT, SqlRetriever
+from agentledger.domain.planning import GrantPlanner, plan_grants
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import WorkOrder
 from agentledger.packs import Pack
 from agentledger.packs.support import records
+from agentledger.packs.support.planner import ORDER_REF, RequestPlanner
 from agentledger.packs.support.playbook import Playbook
 from agentledger.packs.support.profile import SUPPORT_PROFILE
 from agentledger.packs.support.seed import PRINCIPALS, seed
 from agentledger.packs.support.tools import GetCustomer, GetOrder, SearchReturnsPolicy
 from agentledger.packs.support.write_tools import CreateRefund, SendCustomerMessage
 
-__all__ = ["PACK"]
-
-_ORDER_REF = re.compile(r"\bord_[0-9]{1,12}\b")
+__all__ = ["PACK", "make_work_order", "planned_work_order"]
 
 
 def make_work_order(request: str, principal: Principal) -> WorkOrder:
-    """Resolve the request's terms to canonical ids before the run starts (seed 003, step 2)."""
+    """Resolve the request's terms to canonical ids before the run starts (seed 003, step 2),
+    then plan its grants from the request alone (``planner.RequestPlanner``)."""
+    return planned_work_order(request, principal, RequestPlanner())
+
+
+def planned_work_order(request: str, principal: Principal, planner: GrantPlanner) -> WorkOrder:
+    """A work order whose grants ``planner`` proposed (any ``GrantPlanner``: a model's too)."""
     references = {}
-    if (match := _ORDER_REF.search(request)) is not None:
+    if (match := ORDER_REF.search(request)) is not None:
         references["order_id"] = match.group(0)
-    return WorkOrder(
+    order = WorkOrder(
         objective="resolve a refund request",
         request_text=request,
         principal=principal,
@@ -37,6 +42,7 @@ def make_work_order(request: str, principal: Principal) -> WorkOrder:
         agent_profile_id=SUPPORT_PROFILE.profile_id,
         references=references,
     )
+    return plan_grants(order, SUPPORT_PROFILE, planner)
 
 
 def policy_version(engine: Engine) -> str:
