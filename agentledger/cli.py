@@ -32,6 +32,7 @@ _COMMANDS = {
     "show": "agentledger.reading:show",
     "approvals": "agentledger.reading:approvals",
     "docs": "agentledger.docs_command:docs_add",
+    "serve": "agentledger.api.serve:serve",
     "token": "agentledger.token_command:token",
     "check-replay": "agentledger.replay_check:check_replay",
     "deploy": "agentledger.deploy_command:deploy",
@@ -87,7 +88,13 @@ def _parser() -> argparse.ArgumentParser:
     _token_parser(command("token", help="bearer tokens and public keys of this issuer"))
     command("stop", help="stop the embedded Temporal server")
     _pack_parsers(command)
+    _serve_parser(command("serve", help="the HTTP API and web UI (approvals inbox, runs)"))
     return parser
+
+
+def _serve_parser(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8700, help="port (default 8700)")
 
 
 def _pack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:

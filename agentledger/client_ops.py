@@ -135,14 +135,16 @@ async def decide(
     reason: str = "",
     content: dict[str, JsonValue] | None = None,
     on_behalf_of: VerifiedCaller | None = None,
+    digest: str | None = None,
 ) -> ApprovalResult:
     """Decide an approval as ``approver_id``, signed by ``issuer`` and bound to the exact
     proposal digest the run shows (the run verifies the signature with the key it pinned).
 
     The run asks the directory who that is; a reused or already-decided approval is still sent,
-    so the run records the refused attempt.
+    so the run records the refused attempt. ``digest``: the one the approver was shown (the
+    API reads it from the ledger's approvals); without it the run is queried for it.
     """
-    digest = await _shown_digest(client, run_id, approval_id)
+    digest = digest or await _shown_digest(client, run_id, approval_id)
     decision = ApprovalDecision(
         approval_id=approval_id,
         approver_id=approver_id,
@@ -182,7 +184,8 @@ async def _send_decision(client: Client, run_id: str, decision: ApprovalDecision
         )
     except WorkflowUpdateFailedError as exc:
         cause = exc.cause
-        raise Refused(f"approval refused: {getattr(cause, 'message', cause)}") from None
+        code = getattr(cause, "type", None)
+        raise Refused(f"approval refused: {getattr(cause, 'message', cause)}", code) from None
     except RPCError as exc:
         if "already completed" in exc.message:
             raise Refused(f"run {run_id} has already ended; its approvals are closed") from None

@@ -37,6 +37,11 @@ class NotFound(AgentLedgerError):
 class Refused(AgentLedgerError):
     exit_code = 5
 
+    def __init__(self, message: str, reason_code: str | None = None) -> None:
+        super().__init__(message)
+        self.reason_code = reason_code
+        """The refusal's type as the run gave it (``requester_cannot_approve``, …), if any."""
+
 
 class RunStuck(AgentLedgerError):
     exit_code = 6

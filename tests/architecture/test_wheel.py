@@ -43,5 +43,6 @@ def test_the_wheel_carries_its_package_data(wheel: zipfile.ZipFile) -> None:
         n.startswith("agentledger/packs/support/policies/") and n.endswith(".md") for n in names
     )
     assert "agentledger/packs/tau2/__init__.py" in names
+    assert {"agentledger/api/templates/inbox.html", "agentledger/api/static/app.js"} <= set(names)
     source_json = {str(p.relative_to(ROOT)) for p in (ROOT / "agentledger").rglob("*.json")}
     assert source_json <= set(names)

@@ -15,6 +15,7 @@ from agentledger.activities.ledger._errors import (
 )
 from agentledger.activities.ledger._migrate import upgrade
 from agentledger.activities.ledger._observer import AppendObserver
+from agentledger.activities.ledger._queries import RunFilter
 from agentledger.activities.ledger._rows import (
     ApprovalRow,
     ApprovalStatus,
@@ -37,6 +38,7 @@ __all__ = [
     "PayloadRejected",
     "PayloadTooLarge",
     "ReceiptRow",
+    "RunFilter",
     "RunRow",
     "RunStatus",
     "build_engine",

@@ -2,14 +2,59 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Text, cast, func, select
+from sqlalchemy import ColumnElement, Text, and_, cast, exists, func, or_, select
 
 from agentledger.activities.ledger._base import LedgerBase
 from agentledger.activities.ledger._codec import loads
 from agentledger.activities.ledger._rows import ApprovalRow, ReceiptRow, RunRow
 from agentledger.activities.ledger._tables import approvals, receipts, run_events, runs
+
+
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """What a runs listing may be narrowed by; ``None`` leaves a dimension open.
+
+    ``tenant_id`` covers its sub-tenants (``acme`` lists ``acme/eu``'s runs too). ``after`` is
+    the keyset cursor (``updated_at``, ``run_id``) of the last row of the previous page, so a
+    page costs the same at any depth."""
+
+    tenant_id: str | None = None
+    status: str | None = None
+    pack: str | None = None
+    principal_id: str | None = None
+    updated_from: datetime | None = None
+    updated_to: datetime | None = None
+    waiting_on_approval: bool | None = None
+    after: tuple[datetime, str] | None = None
+
+
+def _run_conditions(f: RunFilter) -> list[ColumnElement[bool]]:
+    c = runs.c
+    found: list[ColumnElement[bool]] = []
+    if f.tenant_id is not None:
+        found.append(
+            or_(
+                c.tenant_id == f.tenant_id,
+                c.tenant_id.startswith(f.tenant_id + "/", autoescape=True),
+            )
+        )
+    for column, value in ((c.status, f.status), (c.pack, f.pack), (c.principal_id, f.principal_id)):
+        if value is not None:
+            found.append(column == value)
+    if f.updated_from is not None:
+        found.append(c.updated_at >= f.updated_from)
+    if f.updated_to is not None:
+        found.append(c.updated_at < f.updated_to)
+    if f.waiting_on_approval is not None:
+        pending = exists().where(approvals.c.run_id == c.run_id, approvals.c.status == "pending")
+        found.append(pending if f.waiting_on_approval else ~pending)
+    if f.after is not None:
+        at, run_id = f.after
+        found.append(or_(c.updated_at < at, and_(c.updated_at == at, c.run_id > run_id)))
+    return found
 
 
 class ReadModelQueries(LedgerBase):
@@ -30,10 +75,23 @@ class ReadModelQueries(LedgerBase):
         with self._reading() as conn:
             return [RunRow.of(row) for row in conn.execute(query)]
 
+    def search_runs(self, where: RunFilter, limit: int = 50) -> list[RunRow]:
+        """One page of runs matching ``where``, most recently updated first."""
+        query = select(runs).where(*_run_conditions(where))
+        query = query.order_by(runs.c.updated_at.desc(), runs.c.run_id).limit(limit)
+        with self._reading() as conn:
+            return [RunRow.of(row) for row in conn.execute(query)]
+
     def approvals(
-        self, status: str | None = "pending", run_id: str | None = None
+        self,
+        status: str | None = "pending",
+        run_id: str | None = None,
+        *,
+        tenant_id: str | None = None,
     ) -> list[ApprovalRow]:
-        """The inbox by default (pending, oldest first); ``status=None`` for every approval."""
+        """The inbox by default (pending, oldest first); ``status=None`` for every approval.
+
+        ``tenant_id`` keeps the approvals of that tenant's runs (and its sub-tenants')."""
         query = select(approvals).order_by(
             approvals.c.updated_at, approvals.c.run_id, approvals.c.approval_id
         )
@@ -41,6 +99,9 @@ class ReadModelQueries(LedgerBase):
             query = query.where(approvals.c.status == status)
         if run_id is not None:
             query = query.where(approvals.c.run_id == run_id)
+        if tenant_id is not None:
+            owned = select(runs.c.run_id).where(*_run_conditions(RunFilter(tenant_id=tenant_id)))
+            query = query.where(approvals.c.run_id.in_(owned))
         with self._reading() as conn:
             return [ApprovalRow.of(row) for row in conn.execute(query)]
 

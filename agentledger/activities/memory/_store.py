@@ -184,6 +184,19 @@ class MemoryStore(SqlStore):
         with self._engine.connect() as conn:
             return db.load(conn, memory_id)
 
+    def awaiting_review(self, tenant_id: str, limit: int = 200) -> list[MemoryRecord]:
+        """The tenant's review queue: records held before publication (quarantined, classified,
+        or evaluated and left for a person), oldest first."""
+        held = ("quarantined", "classified", "evaluated")
+        query = (
+            select(records.c.record)
+            .where(records.c.tenant_id == tenant_id, records.c.state.in_(held))
+            .order_by(records.c.row_id)
+            .limit(limit)
+        )
+        with self._engine.connect() as conn:
+            return db.load_many(conn, conn.execute(query).scalars())
+
     def history(self, memory_id: str) -> list[MemoryEvent]:
         with self._engine.connect() as conn:
             return db.history(conn, memory_id)

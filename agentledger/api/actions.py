@@ -1,0 +1,172 @@
+"""What the API changes, always through the same paths as the CLI: Temporal updates with their
+validators for runs, the retrieval store's revision operations for policies.
+
+A refusal by the run comes back as a typed problem in the run's own words; the run has already
+recorded it (``approval_attempt_refused``), and a decided approval stays decided, so a double
+submit applies nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import JsonValue
+from temporalio.service import RPCError
+
+from agentledger import client_ops
+from agentledger.activities.retrieval import (
+    DocumentConflict,
+    DocumentNotFound,
+    PolicyDocument,
+    RetrievalError,
+    SqlRetriever,
+    install,
+    parse_markdown,
+)
+from agentledger.api.access import ApiContext, visible_run
+from agentledger.api.auth import Caller
+from agentledger.api.problems import ApiProblem, not_found
+from agentledger.errors import NotFound, Refused, ServerUnavailable
+from agentledger.registry import UnknownPack, get_pack
+
+_CONFLICTS = {"not_pending", "digest_mismatch", "expired"}
+"""Refusals about the approval's state rather than the caller's authority: ``409``."""
+
+
+def refusal_problem(exc: Refused) -> ApiProblem:
+    code = exc.reason_code or "refused"
+    status = 409 if code in _CONFLICTS or code == "refused" else 403
+    detail = str(exc).removeprefix("approval refused: ").removeprefix("reply refused: ")
+    return ApiProblem(status, code.replace("_", "-"), detail, reason_code=code)
+
+
+def shown_digest(ctx: ApiContext, caller: Caller, run_id: str, approval_id: str) -> str:
+    """The proposal digest the ledger shows for an approval of a run the caller may see: what
+    the inbox displayed, so a decision binds to what the approver saw, with no query to the run
+    (one trip off the event loop for both reads)."""
+    visible_run(ctx, caller, run_id, action="decide")
+    for row in ctx.ledger.approvals(status=None, run_id=run_id):
+        if row.approval_id == approval_id:
+            return row.proposal_digest
+    raise not_found(f"approval {approval_id} in run {run_id}")
+
+
+async def decide(
+    ctx: ApiContext,
+    caller: Caller,
+    run_id: str,
+    approval_id: str,
+    *,
+    approve: bool,
+    reason: str,
+    content: dict[str, JsonValue] | None = None,
+) -> dict[str, Any]:
+    """Decide as the verified caller, signed for them; the run judges whether they may."""
+    digest = await asyncio.to_thread(shown_digest, ctx, caller, run_id, approval_id)
+    try:
+        result = await client_ops.decide(
+            ctx.client,
+            run_id,
+            approval_id,
+            caller.principal.user_id,
+            issuer=ctx.signer,
+            on_behalf_of=caller.verified(),
+            approve=approve,
+            reason=reason,
+            content=content,
+            digest=digest,
+        )
+    except NotFound:
+        raise not_found(f"approval {approval_id} in run {run_id}") from None
+    except Refused as exc:
+        raise refusal_problem(exc) from None
+    except (ServerUnavailable, RPCError) as exc:
+        raise ApiProblem(
+            503, "unavailable", f"Temporal could not take the decision: {exc}"
+        ) from None
+    return {"approval_id": result.approval_id, "decision": result.decision, "by": caller.subject}
+
+
+async def start_run(ctx: ApiContext, caller: Caller, pack_name: str, request: str) -> str:
+    """A run for the caller as its requester: nobody starts a run in another's name."""
+    try:
+        pack = get_pack(pack_name)
+    except UnknownPack:
+        raise not_found(f"pack {pack_name}") from None
+    work_order = pack.make_work_order(request, caller.principal)
+    try:
+        handle = await client_ops.start_run(ctx.client, ctx.task_queue, work_order)
+    except Refused as exc:
+        raise ApiProblem(422, "work-order-refused", str(exc)) from None
+    return handle.id
+
+
+async def reply(ctx: ApiContext, caller: Caller, run_id: str, text: str) -> dict[str, Any]:
+    try:
+        result = await client_ops.reply(
+            ctx.client,
+            run_id,
+            caller.principal.user_id,
+            text,
+            issuer=ctx.signer,
+            on_behalf_of=caller.verified(),
+        )
+    except NotFound:
+        raise not_found(f"run {run_id}") from None
+    except Refused as exc:
+        raise ApiProblem(409, "reply-refused", str(exc)) from None
+    return result.model_dump(mode="json")
+
+
+def add_policy(
+    ctx: ApiContext,
+    caller: Caller,
+    *,
+    document_id: str,
+    revision: str,
+    tenant_id: str,
+    markdown: str,
+    effective_from: datetime | None,
+) -> PolicyDocument:
+    """A draft revision: searchable only once a policy approver approves it."""
+    now = datetime.now(UTC)
+    retriever = _retriever(ctx)
+    try:
+        retriever.add_document(
+            parse_markdown(markdown, default_title=document_id),
+            tenant_id=tenant_id,
+            document_id=document_id,
+            revision=revision,
+            effective_from=effective_from or now,
+            now=now,
+        )
+    except DocumentConflict as exc:
+        raise ApiProblem(409, "conflict", str(exc)) from None
+    except (RetrievalError, ValueError) as exc:
+        raise ApiProblem(422, "invalid-document", str(exc)) from None
+    (doc,) = [d for d in retriever.revisions(tenant_id, document_id) if d.revision == revision]
+    return doc
+
+
+def approve_policy(
+    ctx: ApiContext, caller: Caller, tenant_id: str, document_id: str, revision: str
+) -> PolicyDocument:
+    try:
+        return _retriever(ctx).approve(
+            tenant_id, document_id, revision, approved_by=caller.principal.user_id
+        )
+    except DocumentNotFound:
+        raise not_found(f"revision {document_id}@{revision}") from None
+    except (DocumentConflict, RetrievalError) as exc:
+        raise ApiProblem(409, "conflict", str(exc)) from None
+
+
+def policy_revisions(ctx: ApiContext, tenant_id: str, document_id: str) -> list[PolicyDocument]:
+    return _retriever(ctx).revisions(tenant_id, document_id)
+
+
+def _retriever(ctx: ApiContext) -> SqlRetriever:
+    install(ctx.ledger.engine)
+    return SqlRetriever(ctx.ledger.engine)

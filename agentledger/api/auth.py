@@ -1,0 +1,180 @@
+"""Who is asking: bearer tokens verified against configured issuers, mapped to a ``Principal``.
+
+A token is accepted only if an issuer we trust signed it with an asymmetric key from that
+issuer's JWKS, for our audience, inside its ``nbf``/``exp`` window. The local issuer (the
+embedded stack's own key) vouches only for *who*: roles and tenant come from the ledger's
+directory, as they do for the workflow. An external OIDC issuer vouches for tenant and roles
+through the claims its configuration names.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jwt
+
+from agentledger.api.problems import unauthenticated
+from agentledger.domain.principal import Principal
+from agentledger.errors import ConfigError
+from agentledger.identity import API_AUDIENCE, VerifiedCaller
+
+ALGORITHMS = ("EdDSA", "ES256", "ES384", "RS256", "RS384", "RS512", "PS256")
+"""Asymmetric only: a shared-secret (HS*) token could be minted by anyone holding the secret."""
+LEEWAY_SECONDS = 30
+ISSUERS_VARIABLE = "AGENTLEDGER_OIDC_ISSUERS"
+
+
+@dataclass(frozen=True)
+class TrustedIssuer:
+    """One issuer whose tokens the API accepts. ``directory``: the subject is looked up in the
+    ledger's directory (the local issuer); otherwise tenant and roles are read from claims."""
+
+    issuer: str
+    audience: str = API_AUDIENCE
+    jwks: Mapping[str, Any] | None = None
+    jwks_url: str | None = None
+    tenant_claim: str = "tenant"
+    roles_claim: str = "roles"
+    directory: bool = False
+
+
+@dataclass(frozen=True)
+class Caller:
+    """A verified identity: the principal acting, and the token that proved it."""
+
+    principal: Principal
+    subject: str
+    issuer: str
+    token_id: str | None
+
+    def verified(self) -> VerifiedCaller:
+        """Who the service signs for: the run records this caller's issuer and token id."""
+        return VerifiedCaller(
+            subject=self.subject, issuer=self.issuer, token_id=self.token_id or ""
+        )
+
+
+class _Keys:
+    """An issuer's verification keys: a fixed JWKS, or fetched (and cached) from its URL."""
+
+    def __init__(self, trusted: TrustedIssuer) -> None:
+        try:
+            self._set = jwt.PyJWKSet.from_dict(dict(trusted.jwks)) if trusted.jwks else None
+        except jwt.PyJWTError as exc:  # a misconfigured issuer stops the service at start
+            raise ConfigError(f"issuer {trusted.issuer!r}: its JWKS is unusable: {exc}") from None
+        self._client = jwt.PyJWKClient(trusted.jwks_url) if trusted.jwks_url else None
+
+    def key_for(self, token: str, kid: str | None) -> jwt.PyJWK:
+        if self._client is not None:
+            return self._client.get_signing_key_from_jwt(token)
+        assert self._set is not None
+        keys = self._set.keys
+        if kid is None and len(keys) == 1:  # a single-key issuer need not name its key
+            return keys[0]
+        for key in keys:
+            if key.key_id == kid:
+                return key
+        raise unauthenticated(f"no key {kid!r} in the issuer's JWKS")
+
+
+class Authenticator:
+    def __init__(
+        self,
+        issuers: Sequence[TrustedIssuer],
+        directory: Callable[[str], Principal | None],
+    ) -> None:
+        self._issuers = {t.issuer: (t, _Keys(t)) for t in issuers}
+        self._directory = directory
+
+    def verify(self, token: str) -> Caller:
+        """The caller a token proves, or a 401 problem saying why it proves nothing."""
+        trusted, keys, header = self._issuer_of(token)
+        try:
+            key = keys.key_for(token, header.get("kid"))
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=[a for a in ALGORITHMS if a == (key.algorithm_name or a)],
+                audience=trusted.audience,
+                issuer=trusted.issuer,
+                leeway=LEEWAY_SECONDS,
+                options={"require": ["exp", "iss", "aud", "sub"]},
+            )
+        except jwt.ExpiredSignatureError:
+            raise unauthenticated("the token has expired", "token-expired") from None
+        except (jwt.PyJWTError, ValueError) as exc:
+            raise unauthenticated(f"the token is not valid: {exc}") from None
+        return self._caller(trusted, claims)
+
+    def _issuer_of(self, token: str) -> tuple[TrustedIssuer, _Keys, dict[str, Any]]:
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError as exc:
+            raise unauthenticated(f"not a JWT: {exc}") from None
+        found = self._issuers.get(str(unverified.get("iss")))
+        if found is None:
+            raise unauthenticated(f"issuer {unverified.get('iss')!r} is not trusted here")
+        return found[0], found[1], header
+
+    def _caller(self, trusted: TrustedIssuer, claims: dict[str, Any]) -> Caller:
+        subject = str(claims["sub"])
+        if trusted.directory:
+            principal = self._directory(subject)
+            if principal is None:
+                raise unauthenticated(f"subject {subject!r} is not in the directory")
+        else:
+            principal = _from_claims(trusted, subject, claims)
+        jti = claims.get("jti")
+        return Caller(principal, subject, trusted.issuer, str(jti) if jti else None)
+
+
+def _from_claims(trusted: TrustedIssuer, subject: str, claims: dict[str, Any]) -> Principal:
+    tenant = claims.get(trusted.tenant_claim)
+    roles = claims.get(trusted.roles_claim, [])
+    if not isinstance(tenant, str) or not tenant:
+        raise unauthenticated(f"the token carries no {trusted.tenant_claim!r} claim")
+    if isinstance(roles, str):
+        roles = roles.split()
+    if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+        raise unauthenticated(f"the {trusted.roles_claim!r} claim is not a list of roles")
+    return Principal(user_id=subject, tenant_id=tenant, roles=frozenset(roles))
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise unauthenticated("expected 'Authorization: Bearer <token>'", "unauthenticated")
+    return token.strip()
+
+
+def issuers_from(value: str | None) -> list[TrustedIssuer]:
+    """``AGENTLEDGER_OIDC_ISSUERS``: a JSON list of {issuer, audience, jwks_file | jwks_url,
+    tenant_claim, roles_claim}, inline or as the path of a ``.json`` file."""
+    if not value or not value.strip():
+        return []
+    try:
+        raw = json.loads(value if value.lstrip().startswith("[") else Path(value).read_text())
+        return [_issuer(entry) for entry in raw]
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise ConfigError(f"{ISSUERS_VARIABLE}: {exc}") from None
+
+
+def _issuer(entry: dict[str, Any]) -> TrustedIssuer:
+    jwks_file = entry.get("jwks_file")
+    if bool(jwks_file) == bool(entry.get("jwks_url")):
+        raise ValueError(f"issuer {entry.get('issuer')!r} needs one of jwks_file or jwks_url")
+    return TrustedIssuer(
+        issuer=entry["issuer"],
+        audience=entry.get("audience", API_AUDIENCE),
+        jwks=json.loads(Path(jwks_file).read_text()) if jwks_file else None,
+        jwks_url=entry.get("jwks_url"),
+        tenant_claim=entry.get("tenant_claim", "tenant"),
+        roles_claim=entry.get("roles_claim", "roles"),
+    )

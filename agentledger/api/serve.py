@@ -1,0 +1,53 @@
+"""``agentledger serve``: the API and UI on uvicorn, over the configured ledger and Temporal.
+
+Trusted issuers: the embedded stack's local issuer (its key in the data directory, the one
+``agentledger token issue`` signs with) and every external OIDC issuer named in
+``AGENTLEDGER_OIDC_ISSUERS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import uvicorn
+
+from agentledger.api.app import create_app
+from agentledger.api.auth import ISSUERS_VARIABLE, TrustedIssuer, issuers_from
+from agentledger.commands import start_server
+from agentledger.config import Settings
+from agentledger.identity import API_AUDIENCE, Issuer, issuer_for
+from agentledger.reading import open_ledger
+from agentledger.registry import register_env_packs
+from agentledger.temporal_client import connect
+
+say = print
+
+
+def local_issuer(issuer: Issuer) -> TrustedIssuer:
+    """This process's own issuer (``agentledger token issue`` signs with it): its subjects are
+    looked up in the directory."""
+    return TrustedIssuer(
+        issuer=issuer.name, audience=API_AUDIENCE, jwks=issuer.public_jwks(), directory=True
+    )
+
+
+def trusted_issuers(issuer: Issuer) -> list[TrustedIssuer]:
+    return [local_issuer(issuer), *issuers_from(os.environ.get(ISSUERS_VARIABLE))]
+
+
+async def serve(settings: Settings, args: argparse.Namespace) -> int:
+    register_env_packs(settings.extra_packs)
+    ledger = open_ledger(settings)
+    start_server(settings)  # the embedded one, reused if `dev` already started it
+    client = await connect(settings)
+    signer = issuer_for(settings)
+    issuers = trusted_issuers(signer)
+    app = create_app(ledger, client, settings.task_queue, issuers, signer=signer)
+    say(
+        f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs); "
+        f"trusting {', '.join(i.issuer for i in issuers)}"
+    )
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info")
+    await uvicorn.Server(config).serve()
+    return 0

@@ -1,0 +1,43 @@
+"""The data behind the UI's two main pages, gathered from the ledger in one place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentledger.activities.ledger import RunRow
+from agentledger.api import views
+from agentledger.api.access import ApiContext, is_staff
+from agentledger.api.auth import Caller
+from agentledger.domain.fold import project
+
+
+def inbox_items(ctx: ApiContext, caller: Caller) -> list[dict[str, Any]]:
+    """Each pending approval of the caller's tenant with the facts and evidence behind it."""
+    rows = ctx.ledger.approvals(status="pending", tenant_id=caller.principal.tenant_id)
+    if not is_staff(caller):
+        rows = [r for r in rows if r.requested_by == caller.principal.user_id]
+    items = []
+    for row in rows:
+        state = project(ctx.ledger.read(row.run_id))
+        request = state.work_order.request_text if state.work_order else ""
+        items.append({**views.approval_view(row), **views.grounds(state), "request": request})
+    return items
+
+
+def run_page(ctx: ApiContext, row: RunRow) -> dict[str, Any]:
+    events = ctx.ledger.read(row.run_id)
+    state = project(events)
+    return {
+        "run": views.run_summary(row),
+        "state_status": state.status,
+        "timeline": views.timeline(events),
+        "packets": views.packet_index(events),
+        "receipts": views.receipts(events),
+        "approvals": [
+            views.approval_view(a) for a in ctx.ledger.approvals(status=None, run_id=row.run_id)
+        ],
+        "refusals": views.refusals(events),
+        "decisions": views.decisions(events),
+        "manifest": ctx.ledger.get_manifest_body(row.manifest_hash),
+        "answer": state.last_answer.answer if state.last_answer else None,
+    }

@@ -1,0 +1,211 @@
+"""What the API and the UI show, derived from the ledger alone (the log and its read models).
+
+Nothing here keeps state of its own: a run's state is the fold of its events, a packet is the
+exact body the ledger stored, a receipt is the event that recorded it. The JSON API returns
+these dicts as they are; the UI renders the same dicts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentledger.activities.ledger import ApprovalRow, Ledger, RunRow
+from agentledger.api.problems import not_found
+from agentledger.domain import events as ev
+from agentledger.domain.context.packet import ContextPacket
+from agentledger.domain.context.render import render_fixed, render_section
+from agentledger.domain.fold import project
+from agentledger.domain.state import WorkingState
+from agentledger.render import summarize
+
+
+def run_summary(row: RunRow) -> dict[str, Any]:
+    return {
+        "run_id": row.run_id,
+        "status": row.status,
+        "pack": row.pack,
+        "principal_id": row.principal_id,
+        "tenant_id": row.tenant_id,
+        "request_text": row.request_text,
+        "answer": row.answer,
+        "failure_reason": row.failure_reason,
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
+        "last_seq": row.last_seq,
+        "manifest_hash": row.manifest_hash,
+    }
+
+
+def approval_view(row: ApprovalRow) -> dict[str, Any]:
+    """Exactly what a decision approves: the tool, its arguments and the digest bound to them."""
+    return {
+        "run_id": row.run_id,
+        "approval_id": row.approval_id,
+        "status": row.status,
+        "tool": row.tool,
+        "arguments": row.arguments,
+        "amount": row.arguments.get("amount"),
+        "currency": row.arguments.get("currency"),
+        "proposal_digest": row.proposal_digest,
+        "requested_by": row.requested_by,
+        "approver_role": row.approver_role,
+        "expires_at": row.expires_at.isoformat(),
+        "decided_by": row.decided_by,
+        "reason": row.reason,
+    }
+
+
+def grounds(state: WorkingState) -> dict[str, Any]:
+    """The verified facts and evidence a proposal rests on, as the run's state holds them."""
+    return {
+        "verified_facts": [f.model_dump(mode="json") for f in state.verified_facts.values()],
+        "evidence": [e.model_dump(mode="json") for e in state.evidence],
+    }
+
+
+def timeline(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
+    rows, step = [], None
+    for event in events:
+        if isinstance(event, ev.StepStarted):
+            step = event.step
+        rows.append(
+            {
+                "seq": event.seq,
+                "kind": event.kind,
+                "step": step,
+                "recorded_at": event.recorded_at.isoformat(),
+                "summary": summarize(event),
+            }
+        )
+    return rows
+
+
+def packet_index(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
+    return [
+        {
+            "seq": e.seq,
+            "step": e.step,
+            "packet_hash": e.packet_hash,
+            "cache_key": e.cache_key,
+            "total_tokens": e.total_tokens,
+            "section_tokens": e.section_tokens,
+            "omission_count": e.omission_count,
+        }
+        for e in events
+        if isinstance(e, ev.ContextPacketBuilt)
+    ]
+
+
+def packet_view(ledger: Ledger, events: list[ev.RunEvent], packet_hash: str) -> dict[str, Any]:
+    """A stored packet of this run, with each section's exact text as the model received it."""
+    if not any(p["packet_hash"] == packet_hash for p in packet_index(events)):
+        raise not_found(f"packet {packet_hash} in this run")
+    body = ledger.get_packet(packet_hash)
+    if body is None:
+        raise not_found(f"stored packet {packet_hash}")
+    packet = ContextPacket.model_validate(body)
+    sections = [
+        {**section.model_dump(mode="json"), "text": render_section(section)}
+        for section in packet.sections
+    ]
+    return {
+        "packet_hash": packet.packet_hash,
+        "step": packet.step,
+        "cache_key": packet.cache_key,
+        "total_tokens": packet.total_tokens,
+        "token_limit": packet.token_limit,
+        "token_counter": packet.token_counter,
+        "section_tokens": packet.section_tokens,
+        "fixed_text": render_fixed(packet),
+        "sections": sections,
+        "omissions": [o.model_dump(mode="json") for o in packet.omissions],
+        "conflicts": [c.model_dump(mode="json") for c in packet.conflicts],
+        "tools": [t.name for t in packet.tools],
+        "proposable_actions": [t.name for t in packet.proposable_actions],
+    }
+
+
+def packet_diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """What changed from packet ``a`` to ``b``: items in and out per section, token deltas,
+    omissions gained and lost."""
+    items_a, items_b = _items_by_section(a), _items_by_section(b)
+    sections = []
+    for name in sorted(set(items_a) | set(items_b)):
+        was, now = items_a.get(name, {}), items_b.get(name, {})
+        sections.append(
+            {
+                "name": name,
+                "added": sorted(set(now) - set(was)),
+                "removed": sorted(set(was) - set(now)),
+                "changed": sorted(k for k in set(was) & set(now) if was[k] != now[k]),
+                "tokens": [a["section_tokens"].get(name, 0), b["section_tokens"].get(name, 0)],
+            }
+        )
+    omitted_a = {o["item_id"]: o["reason"] for o in a["omissions"]}
+    omitted_b = {o["item_id"]: o["reason"] for o in b["omissions"]}
+    return {
+        "a": a["packet_hash"],
+        "b": b["packet_hash"],
+        "total_tokens": [a["total_tokens"], b["total_tokens"]],
+        "same_cache_key": a["cache_key"] == b["cache_key"],
+        "sections": sections,
+        "omissions_added": {k: v for k, v in omitted_b.items() if k not in omitted_a},
+        "omissions_removed": {k: v for k, v in omitted_a.items() if k not in omitted_b},
+    }
+
+
+def _items_by_section(packet: dict[str, Any]) -> dict[str, dict[str, str]]:
+    return {
+        s["name"]: {item["id"]: item["content_hash"] for item in s["items"]}
+        for s in packet["sections"]
+    }
+
+
+def receipts(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
+    """Each tool result in both views: what the model was shown and what a person reads."""
+    return [
+        {
+            "seq": e.seq,
+            **e.receipt.model_dump(
+                mode="json", exclude={"evidence", "resources", "observed_at", "facts"}
+            ),
+            "facts": [f.model_dump(mode="json") for f in e.receipt.facts],
+            "observed_at": e.receipt.observed_at.isoformat(),
+        }
+        for e in events
+        if isinstance(e, ev.ToolReceiptRecorded)
+    ]
+
+
+def refusals(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
+    """Refused approval attempts, in the domain's words (recorded by the run itself)."""
+    return [
+        {
+            "seq": e.seq,
+            "approval_id": e.approval_id,
+            "attempted_by": e.attempted_by,
+            "reason_code": e.reason_code,
+            "detail": e.detail,
+        }
+        for e in events
+        if isinstance(e, ev.ApprovalAttemptRefused)
+    ]
+
+
+def decisions(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
+    """Who decided each approval, as the run verified it (the signed assertion it recorded)."""
+    return [
+        {
+            "seq": e.seq,
+            "approval_id": e.approval_id,
+            "decision": "granted" if isinstance(e, ev.ApprovalGranted) else "rejected",
+            "approver": e.approver,
+            "assertion": e.assertion.model_dump(mode="json") if e.assertion else None,
+        }
+        for e in events
+        if isinstance(e, ev.ApprovalGranted | ev.ApprovalRejected)
+    ]
+
+
+def state_view(events: list[ev.RunEvent]) -> dict[str, Any]:
+    return project(events).model_dump(mode="json")

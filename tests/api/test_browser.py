@@ -1,0 +1,137 @@
+"""The UI in a real browser (Debian's headless Chromium driven by Playwright) against the real
+service on the embedded stack: uvicorn on a loopback port, a Temporal dev server, a worker and
+the SQLite ledger, all in this test's event loop.
+
+Screenshots of the inbox, the run inspector and a packet are taken on every run; with
+``AGENTLEDGER_UPDATE_SCREENSHOTS=1`` they are written to ``docs/screenshots`` (what the README
+shows), otherwise to the test's temporary directory, so a test run leaves the checkout clean.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from agentledger.domain.events import ContextPacketBuilt
+from bench._stack import free_port
+from tests._temporal import Harness
+
+CHROMIUM = os.environ.get("AGENTLEDGER_CHROMIUM", "/usr/bin/chromium")
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+SHOTS = ("inbox", "inspector", "packet")
+REQUEST = "Can I get a refund for order ord_4821? It arrived late."
+
+if not shutil.which(CHROMIUM) and not os.environ.get("CI"):
+    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> str:
+    """SQLite only: the HTTP tier runs on both backends; the browser adds no database path."""
+    return f"sqlite:///{tmp_path / 'ledger.db'}"
+
+
+@pytest.fixture
+async def service(app: FastAPI) -> AsyncIterator[str]:
+    """The app on uvicorn, on a free loopback port, in this event loop."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    await task
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        await launched.close()
+
+
+async def signed_in(browser: Browser, base: str, token: str) -> Page:
+    page = await (await browser.new_context(base_url=base)).new_page()
+    await page.goto("/login")
+    await page.get_by_label("Token").fill(token)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_url("**/ui/approvals")
+    return page
+
+
+async def pending_refund(harness: Harness) -> str:
+    run_id = await harness.start(REQUEST)
+    await harness.until_approval_or_end(run_id)
+    for _ in range(200):
+        if harness.runtime.ledger.approvals(run_id=run_id):
+            return run_id
+        await asyncio.sleep(0.05)
+    raise AssertionError("the approval never reached the read model")
+
+
+async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_run(
+    harness: Harness, service: str, browser: Browser, tmp_path: Path
+) -> None:
+    """Signed in with tokens of the stack's own issuer, as `agentledger token issue` prints."""
+    run_id = await pending_refund(harness)
+    update = os.environ.get("AGENTLEDGER_UPDATE_SCREENSHOTS") == "1"
+    shots = DOCS_SCREENSHOTS if update else tmp_path
+    shots.mkdir(parents=True, exist_ok=True)
+
+    outsider = await signed_in(browser, service, harness.issuer.token("ops_globex"))
+    await expect(outsider.locator("#empty")).to_have_text("No pending approvals for you.")
+    assert run_id not in await outsider.content()
+
+    requester = await signed_in(browser, service, harness.issuer.token("usr_73"))
+    await requester.get_by_role("button", name="Approve").click()
+    await expect(requester.get_by_role("alert")).to_contain_text(
+        "usr_73 requested this action and cannot approve it"
+    )
+
+    page = await signed_in(browser, service, harness.issuer.token("ops_lead_1"))
+    card = page.locator("article.approval", has_text=run_id)
+    await expect(card).to_contain_text("create_refund")
+    await expect(card).to_contain_text("ord_4821")
+    await expect(card.locator("time")).to_contain_text("in ")  # the countdown ticks
+    await card.locator("summary").click()
+    await expect(card).to_contain_text("[verified fact]")
+    await page.screenshot(path=shots / "inbox.png", full_page=True)
+
+    await card.get_by_label("Reason").fill("delivered late, policy applies")
+    await page.keyboard.press("Tab")  # keyboard only: the reason field, then Approve
+    await page.keyboard.press("Enter")
+    await page.wait_for_url(f"**/ui/runs/{run_id}*")
+    await expect(page.locator("#run-status")).to_have_text("completed", timeout=30_000)
+    await expect(page.locator("#h-approvals + ul")).to_contain_text("granted")
+    await expect(page.locator("#h-approvals + ul")).to_contain_text("requester_cannot_approve")
+    await expect(page.locator("li.verified")).to_contain_text(
+        f"verified signature of {harness.issuer.name}"
+    )
+    await page.screenshot(path=shots / "inspector.png")
+
+    await page.get_by_role("button", name="Show the difference").click()
+    await expect(page.get_by_role("heading", level=1)).to_contain_text("From packet")
+    await expect(page.locator("table")).to_contain_text("→")
+    await page.go_back()
+
+    omitted = next(
+        e
+        for e in harness.runtime.ledger.read(run_id)
+        if isinstance(e, ContextPacketBuilt) and e.omission_count
+    )
+    await page.locator(f"a[href$='{omitted.packet_hash}']").click()
+    omissions = page.locator("#omissions li")
+    await expect(omissions.first).to_contain_text("reason")
+    assert await omissions.count() == omitted.omission_count
+    await page.screenshot(path=shots / "packet.png")
+    assert all((shots / f"{name}.png").stat().st_size > 10_000 for name in SHOTS)

@@ -1,0 +1,203 @@
+"""The refund scenario through the API: who may see and decide what, typed refusals, nothing
+applied twice, and the run's packets, receipts and manifest as the ledger holds them."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+from sqlalchemy import func, select
+
+from agentledger.api.audit import api_denials
+from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted
+from agentledger.packs.support import records
+from tests._temporal import Harness
+from tests.api.conftest import LOCAL, Http, Signer
+from tests.api.test_authentication import problem_type
+
+REQUEST = "Can I get a refund for order ord_4821? It arrived late."
+
+
+async def pending_refund(http: Http, harness: Harness) -> tuple[str, str]:
+    """Start the refund as its customer, through the API; wait until the ledger shows the
+    pending approval (the inbox reads the read model)."""
+    started = await http("usr_73").post("/api/runs", json={"pack": "support", "request": REQUEST})
+    assert started.status_code == 201, started.text
+    run_id = started.json()["run_id"]
+    await harness.until_approval_or_end(run_id)
+    for _ in range(200):
+        inbox = (await http("ops_lead_1").get("/api/approvals")).json()["approvals"]
+        mine = [a for a in inbox if a["run_id"] == run_id]
+        if mine:
+            return run_id, mine[0]["approval_id"]
+        await asyncio.sleep(0.05)
+    raise AssertionError("the approval never reached the inbox")
+
+
+def refunds(harness: Harness) -> int:
+    with harness.runtime.ledger.engine.connect() as conn:
+        query = select(func.count()).select_from(records.refunds)
+        return int(conn.execute(query.where(records.refunds.c.order_id == "ord_4821")).scalar_one())
+
+
+def denials(harness: Harness) -> list[tuple[str, str, str]]:
+    query = select(api_denials.c.subject, api_denials.c.action, api_denials.c.reason_code)
+    with harness.runtime.ledger.engine.connect() as conn:
+        return [tuple(row) for row in conn.execute(query)]  # type: ignore[misc]
+
+
+async def test_only_an_approver_of_the_tenant_decides_and_only_once(
+    http: Http, harness: Harness
+) -> None:
+    run_id, approval_id = await pending_refund(http, harness)
+    url = f"/api/runs/{run_id}/approvals/{approval_id}/decision"
+
+    own = await http("usr_73").post(url, json={"approve": True})
+    assert own.status_code == 403 and problem_type(own) == "requester-cannot-approve"
+    agent = await http("agent_2").post(url, json={"approve": True})
+    assert agent.status_code == 403 and problem_type(agent) == "missing-role"
+    other_tenant = await http("ops_globex").post(url, json={"approve": True})
+    assert other_tenant.status_code == 404 and problem_type(other_tenant) == "not-found"
+    assert ("ops_globex", "decide", "wrong_tenant") in denials(harness)
+
+    granted = await http("ops_lead_1").post(url, json={"approve": True, "reason": "late"})
+    assert granted.status_code == 200, granted.text
+    again = await http("ops_lead_1").post(url, json={"approve": True})
+    assert again.status_code == 409 and problem_type(again) == "not-pending"
+
+    events = await harness.finish(run_id)
+    assert refunds(harness) == 1
+    (grant,) = [e for e in events if isinstance(e, ApprovalGranted)]
+    assert grant.approver == "ops_lead_1" and grant.assertion is not None
+    assert grant.assertion.subject == "ops_lead_1"
+    assert grant.assertion.issuer == harness.issuer.name  # the service signed ...
+    assert grant.assertion.on_behalf_of_issuer == LOCAL  # ... for the verified caller's token
+    assert grant.assertion.on_behalf_of_token_id
+    refused = [
+        e for e in harness.runtime.ledger.read(run_id) if isinstance(e, ApprovalAttemptRefused)
+    ]
+    assert [(e.attempted_by, e.reason_code) for e in refused] == [
+        ("usr_73", "requester_cannot_approve"),
+        ("agent_2", "missing_role"),
+        ("ops_lead_1", "not_pending"),
+    ]
+    shown = (await http("ops_lead_1").get(f"/api/runs/{run_id}/approvals")).json()
+    assert [a["status"] for a in shown["approvals"]] == ["granted"]
+    (decided,) = shown["decisions"]
+    assert decided["assertion"]["subject"] == "ops_lead_1"
+    assert decided["assertion"]["on_behalf_of_token_id"] == grant.assertion.on_behalf_of_token_id
+    assert len(shown["refused_attempts"]) == 3
+
+
+async def test_a_run_shows_its_packets_receipts_and_manifest_to_its_tenant_only(
+    http: Http, harness: Harness
+) -> None:
+    run_id, approval_id = await pending_refund(http, harness)
+    ops = http("ops_lead_1")
+    await ops.post(f"/api/runs/{run_id}/approvals/{approval_id}/decision", json={"approve": True})
+    await harness.finish(run_id)
+
+    packets = (await ops.get(f"/api/runs/{run_id}/packets")).json()["packets"]
+    assert packets and all(p["cache_key"].startswith("sha256:") for p in packets)
+    shown = [
+        (await ops.get(f"/api/runs/{run_id}/packets/{p['packet_hash']}")).json() for p in packets
+    ]
+    for packet in shown:
+        assert sum(s["tokens"] for s in packet["sections"]) <= packet["total_tokens"]
+        assert all(s["text"] for s in packet["sections"] if s["items"])
+    omissions = [o for p in shown for o in p["omissions"]]
+    assert omissions and all(o["reason"] for o in omissions)
+    diff = (
+        await ops.get(
+            f"/api/runs/{run_id}/packets/{packets[0]['packet_hash']}/diff/{packets[-1]['packet_hash']}"
+        )
+    ).json()
+    assert diff["total_tokens"] == [packets[0]["total_tokens"], packets[-1]["total_tokens"]]
+
+    receipts = (await ops.get(f"/api/runs/{run_id}/receipts")).json()["receipts"]
+    refund = [r for r in receipts if r["tool"] == "create_refund"]
+    assert len(refund) == 1 and refund[0]["status"] == "succeeded"
+    assert refund[0]["user_view"] and isinstance(refund[0]["model_view"], dict)
+    manifest = (await ops.get(f"/api/runs/{run_id}/manifest")).json()
+    assert manifest["manifest"] is not None
+
+    for outsider in ("ops_globex", "usr_88"):
+        for path in ("", "/timeline", "/packets", "/receipts", "/manifest"):
+            response = await http(outsider).get(f"/api/runs/{run_id}{path}")
+            assert response.status_code == 404, (outsider, path)
+    assert (await http("usr_73").get(f"/api/runs/{run_id}/timeline")).status_code == 200
+
+
+async def test_runs_are_listed_by_filter_a_page_at_a_time(http: Http, harness: Harness) -> None:
+    waiting, _ = await pending_refund(http, harness)
+    other = await http("usr_88").post("/api/runs", json={"request": "Where is my order ord_5101?"})
+    await harness.until_approval_or_end(other.json()["run_id"])
+    ops = http("ops_lead_1")
+
+    pending = (await ops.get("/api/runs", params={"waiting_on_approval": "true"})).json()
+    assert [r["run_id"] for r in pending["runs"]] == [waiting]
+    first = (await ops.get("/api/runs", params={"limit": 1})).json()
+    assert len(first["runs"]) == 1 and first["next_cursor"]
+    second = (
+        await ops.get("/api/runs", params={"limit": 1, "cursor": first["next_cursor"]})
+    ).json()
+    assert {first["runs"][0]["run_id"], second["runs"][0]["run_id"]} == {
+        waiting,
+        other.json()["run_id"],
+    }
+    mine = (await http("usr_88").get("/api/runs")).json()["runs"]
+    assert {r["principal_id"] for r in mine} == {"usr_88"}
+    assert (await http("ops_globex").get("/api/runs")).json()["runs"] == []
+    assert (await http("ops_globex").get("/api/approvals")).json()["approvals"] == []
+
+
+async def test_a_reply_goes_to_the_run_which_refuses_it_in_its_own_words(
+    http: Http, harness: Harness
+) -> None:
+    started = await http("usr_73").post(
+        "/api/runs", json={"request": "Where is my order ord_4821?"}
+    )
+    run_id = started.json()["run_id"]
+    await harness.until_approval_or_end(run_id)
+    response = await http("usr_73").post(f"/api/runs/{run_id}/replies", json={"text": "hello?"})
+    assert response.status_code == 409 and problem_type(response) == "reply-refused"
+    assert "does not take replies" in response.json()["detail"]
+    assert (
+        await http("usr_88").post(f"/api/runs/{run_id}/replies", json={"text": "hi"})
+    ).status_code == 404
+    kinds = [e.kind for e in harness.runtime.ledger.read(run_id)]
+    assert kinds.count("reply_refused") == 1
+
+
+async def test_a_runs_stream_says_when_it_moved_and_ends_with_the_run(
+    http: Http, harness: Harness
+) -> None:
+    run_id, approval_id = await pending_refund(http, harness)
+    ops = http("ops_lead_1")
+    await ops.post(f"/api/runs/{run_id}/approvals/{approval_id}/decision", json={"approve": False})
+    await harness.finish(run_id)
+    response = await ops.get(f"/api/runs/{run_id}/stream")
+    assert response.headers["content-type"].startswith("text/event-stream")
+    (moved,) = [block for block in response.text.split("\n\n") if block.startswith("event: moved")]
+    last = harness.runtime.ledger.last_seq(run_id)
+    assert f'"last_seq": {last}' in moved and '"status": "completed"' in moved
+    assert (await http("ops_globex").get(f"/api/runs/{run_id}/stream")).status_code == 404
+
+
+async def test_the_runs_pages_show_a_tenant_its_own_runs_only(
+    http: Http, harness: Harness, local_signer: Signer
+) -> None:
+    run_id, _ = await pending_refund(http, harness)
+
+    async def page(subject: str, path: str) -> httpx.Response:
+        browser = http("")
+        await browser.post("/login", data={"token": local_signer.token(subject)})
+        return await browser.get(path)
+
+    listed = await page("ops_lead_1", "/ui/runs?status=awaiting_approval")
+    assert listed.status_code == 200 and run_id in listed.text
+    assert run_id not in (await page("ops_globex", "/ui/runs")).text
+    hidden = await page("ops_globex", f"/ui/runs/{run_id}")
+    assert hidden.status_code == 404 and "text/html" in hidden.headers["content-type"]
+    shown = await page("usr_73", f"/ui/runs/{run_id}")
+    assert shown.status_code == 200 and "awaiting_approval" in shown.text
