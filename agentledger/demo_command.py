@@ -93,7 +93,10 @@ async def _demo_approve(
             f"· approval {approval.approval_id} requested for {approval.proposal.tool}"
             f"({', '.join(f'{k}={v}' for k, v in approval.proposal.arguments.items())})"
         )
-        say(f"· approving as {approver.user_id} ({approver.display_name}), the demo approver")
+        say(
+            f"· approving as {approver.user_id} ({approver.display_name}), the demo approver, "
+            "signed by this data directory's issuer key"
+        )
         await client_ops.decide(
             client,
             run_id,

@@ -6,6 +6,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentledger.domain import events as ev
+from agentledger.domain.assertions import VerifiedAssertion
+
+
+def _signed(assertion: VerifiedAssertion | None) -> str:
+    """Whose signature decided (runs that pin trusted keys), short enough for a timeline."""
+    if assertion is None:
+        return ""
+    return f" (signed by {assertion.issuer}, key {assertion.key_id[:8]})"
 
 
 def summarize(event: ev.RunEvent) -> str:
@@ -48,9 +56,10 @@ def summarize(event: ev.RunEvent) -> str:
                 f"({_args(event.proposal.arguments)}), role {event.approver_role}"
             )
         case ev.ApprovalGranted():
-            return f"{event.approval_id} granted by {event.approver}"
+            return f"{event.approval_id} granted by {event.approver}{_signed(event.assertion)}"
         case ev.ApprovalRejected():
-            return f"{event.approval_id} rejected by {event.approver}: {event.reason}"
+            signed = _signed(event.assertion)
+            return f"{event.approval_id} rejected by {event.approver}{signed}: {event.reason}"
         case ev.ApprovalExpired():
             return f"{event.approval_id} expired"
         case ev.ApprovalAttemptRefused():
