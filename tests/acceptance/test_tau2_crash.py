@@ -51,6 +51,8 @@ def _worker(settings: Settings, crash_after: int | None) -> subprocess.Popen[byt
         "AGENTLEDGER_TEMPORAL_ADDRESS": settings.address,
         "AGENTLEDGER_DATABASE_URL": settings.ledger_url,
         "AGENTLEDGER_TASK_QUEUE": settings.task_queue,
+        # The worker pins the data directory's issuer key; the test signs with the same one.
+        "AGENTLEDGER_DATA_DIR": str(settings.data_dir),
     }
     env.pop(CRASH_AFTER_WRITES_ENV, None)
     if crash_after is not None:
