@@ -1,10 +1,12 @@
 """The run protocol explored by a state machine against the real server and a real worker process.
 
 Hypothesis chooses the interleaving: refund runs for two late orders of each example's own (several
-runs may claim the same order), decisions signed by the approver or by people who may not decide
-(the requester, an agent without the role, a stranger unknown to the directory), approvals sent
-twice at once, raw updates without a signature or bound to another proposal, and the worker
-process SIGKILLed and restarted by its supervisor at any point. After every step:
+runs may claim the same order; some with an approval that expires after two seconds), decisions
+signed by the approver or by people who may not decide (the requester, an agent without the
+role, a stranger unknown to the directory), approvals sent twice at once, raw updates without a
+signature or bound to another proposal, the worker process SIGKILLed and restarted by its
+supervisor, and the Temporal server SIGKILLed and restarted on its data, at any point. After every
+step:
 
 - each order is refunded at most once across runs, and only by a run whose approval was granted;
 - every grant is bound to the proposal digest its request showed, and signed by the approver;
@@ -39,24 +41,28 @@ from hypothesis.stateful import (
 )
 from sqlalchemy import select
 from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from agentledger import client_ops
 from agentledger.activities.ledger import Ledger
 from agentledger.app import Runtime
 from agentledger.config import Settings
-from agentledger.devserver import DevServer
+from agentledger.devserver import DevServer, stop_dev_server
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project
 from agentledger.errors import AgentLedgerError
 from agentledger.identity import Issuer
 from agentledger.packs.support import records
-from agentledger.registry import get_pack
+from agentledger.registry import get_pack, register_pack
 from agentledger.temporal_client import connect
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
+from bench._stack import start_dev_server
+from bench.crash import outages
 from bench.crash.crashkit import CrashSite, WorkerProcess
 from bench.crash.fault_pack import ORDERS, crash_order, request_for
 from bench.crash.fault_pack import seed as seed_orders
+from tests.workflows.hostile_packs import SHORT_TTL
 
 pytestmark = pytest.mark.temporal
 
@@ -64,19 +70,39 @@ T = TypeVar("T")
 
 ORDERS_PER_EXAMPLE = 2  # fresh late orders of usr_73's for each example (bench.crash.fault_pack)
 MAX_KILLS_PER_EXAMPLE = 2
+MAX_SERVER_RESTARTS = 2  # in the whole test: each costs the server's start-up
+SHORT_TTL_PACK = f"{SHORT_TTL.name}=tests.workflows.hostile_packs:SHORT_TTL"
 DECIDERS = ("ops_lead_1", "ops_lead_1", "usr_73", "agent_2", "mallory")  # the approver twice
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "protocol-long"
 
 
+class ShortTtlSite(CrashSite):
+    """The crash site, whose workers also host the support pack with a two-second approval."""
+
+    def worker_env(
+        self, point: str | None, barrier: int = 1, action: str = "kill"
+    ) -> dict[str, str]:
+        env = super().worker_env(point, barrier, action)
+        return {**env, "AGENTLEDGER_PACKS": f"{env['AGENTLEDGER_PACKS']},{SHORT_TTL_PACK}"}
+
+
 class World:
-    """What the machine drives: one worker process, a client, the ledger and the issuer."""
+    """What the machine drives: one worker process, its own Temporal server, a client, the
+    ledger and the issuer."""
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, site: CrashSite, client: Client, ledger: Ledger
+        self,
+        loop: asyncio.AbstractEventLoop,
+        site: CrashSite,
+        server: DevServer,
+        client: Client,
+        ledger: Ledger,
     ) -> None:
         self.loop, self.site, self.client, self.ledger = loop, site, client, ledger
+        self.server = server
         self.issuer = Issuer.local(site.work_dir)
         self.worker = WorkerProcess(site)
+        self.server_restarts = 0
         self.kills = 0
         self.orders_taken = 0
         self.runs: list[str] = []
@@ -103,9 +129,14 @@ class Protocol(RuleBasedStateMachine):
     def first_refund(self, which: int) -> str:
         return self.start_a_refund(which)
 
-    @rule(target=runs, which=st.integers(0, ORDERS_PER_EXAMPLE - 1))
-    def start_a_refund(self, which: int) -> str:
-        run_id = self.world.call(self._start(crash_order((self.first_order + which) % ORDERS)))
+    @rule(
+        target=runs,
+        which=st.integers(0, ORDERS_PER_EXAMPLE - 1),
+        pack=st.sampled_from(["support", "support", SHORT_TTL.name]),
+    )
+    def start_a_refund(self, which: int, pack: str = "support") -> str:
+        order_id = crash_order((self.first_order + which) % ORDERS)
+        run_id = self.world.call(self._start(order_id, pack))
         self.started.append(run_id)
         self.world.runs.append(run_id)
         return run_id
@@ -127,6 +158,15 @@ class Protocol(RuleBasedStateMachine):
     def send_a_raw_forgery(self, run_id: str, signed: bool) -> None:
         """Unsigned as the approver, or signed by them for another proposal (a stale digest)."""
         self.world.call(self._forged(run_id, signed))
+
+    @precondition(lambda self: self.world.server_restarts < MAX_SERVER_RESTARTS)
+    @rule()
+    def restart_the_server(self) -> None:
+        """SIGKILL the Temporal server and start it again on its data, as an outage would."""
+        world = self.world
+        data_dir = world.site.work_dir / "temporal"
+        world.server = world.call(outages.crash_and_restart_server(world.server, data_dir))
+        world.server_restarts += 1
 
     @precondition(lambda self: self.kills < MAX_KILLS_PER_EXAMPLE)
     @rule()
@@ -188,13 +228,23 @@ class Protocol(RuleBasedStateMachine):
             self.world.call(self._matches_history(run_id))
 
     # ------------------------------------------------------------------ the moves
-    async def _start(self, order_id: str) -> str:
+    async def _start(self, order_id: str, pack: str) -> str:
         principal = self.world.ledger.get_principal("usr_73")
         assert principal is not None
-        order = get_pack("support").make_work_order(request_for(order_id), principal)
-        handle = await client_ops.start_run(self.world.client, self.world.site.task_queue, order)
-        await _settled(self.world.client, handle.id)
-        return handle.id
+        order = get_pack(pack).make_work_order(request_for(order_id), principal)
+        run_id = f"run_{uuid.uuid4().hex[:12]}"
+        for _ in range(300):  # the server may be restarting; the id makes a resend harmless
+            try:
+                await client_ops.start_run(
+                    self.world.client, self.world.site.task_queue, order, run_id=run_id
+                )
+                break
+            except WorkflowAlreadyStartedError:
+                break  # an earlier attempt started it and its answer was lost
+            except RPCError:
+                await asyncio.sleep(0.2)
+        await _settled(self.world.client, run_id)
+        return run_id
 
     async def _signed(self, run_id: str, who: str, approve: bool) -> None:
         pending = await _pending(self.world.client, run_id)
@@ -265,15 +315,17 @@ async def _retrying(call: Any) -> Any:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-async def test_no_interleaving_breaks_the_protocol(
-    temporal_server: DevServer, database_url: str, tmp_path: Path
-) -> None:
-    site = CrashSite(temporal_server.address, database_url, f"sm-{uuid.uuid4().hex[:8]}", tmp_path)
+async def test_no_interleaving_breaks_the_protocol(database_url: str, tmp_path: Path) -> None:
+    # A server of its own: the machine restarts it.
+    server = start_dev_server(tmp_path / "temporal")
+    register_pack(SHORT_TTL.name, SHORT_TTL_PACK.split("=", 1)[1])
+    queue = f"sm-{uuid.uuid4().hex[:8]}"
+    site = ShortTtlSite(server.address, database_url, queue, tmp_path)
     runtime = Runtime.open(Settings(data_dir=tmp_path, database_url=database_url))
     runtime.seed()
     seed_orders(runtime.ledger.engine)
-    client = await connect(Settings(temporal_address=temporal_server.address))
-    world = World(asyncio.get_running_loop(), site, client, runtime.ledger)
+    client = await connect(Settings(temporal_address=server.address))
+    world = World(asyncio.get_running_loop(), site, server, client, runtime.ledger)
     Protocol.world = world
     examples = 25 if LONG else 3
     assert examples * ORDERS_PER_EXAMPLE <= ORDERS
@@ -284,13 +336,24 @@ async def test_no_interleaving_breaks_the_protocol(
         suppress_health_check=list(HealthCheck),
         database=None,
     )
-    async with world.worker:
-        await asyncio.to_thread(run_state_machine_as_test, Protocol, settings=explore)
+    try:
+        async with world.worker:
+            await asyncio.to_thread(run_state_machine_as_test, Protocol, settings=explore)
+    finally:
+        stop_dev_server(tmp_path / "temporal")
+        runtime.ledger.engine.dispose()
     decided = sum(
         isinstance(e, ev.ApprovalGranted | ev.ApprovalRejected | ev.ApprovalAttemptRefused)
         for run_id in world.runs
         for e in runtime.ledger.read(run_id)
     )
-    print(f"state machine: {len(world.runs)} runs, {decided} decisions, {world.kills} kills")
+    expired = sum(
+        isinstance(e, ev.ApprovalExpired)
+        for run_id in world.runs
+        for e in runtime.ledger.read(run_id)
+    )
+    print(
+        f"state machine: {len(world.runs)} runs, {decided} decisions, {expired} expired, "
+        f"{world.kills} worker kills, {world.server_restarts} server restarts"
+    )
     assert world.runs, "no example started a run"
-    runtime.ledger.engine.dispose()
