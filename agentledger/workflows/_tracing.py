@@ -22,6 +22,7 @@ from temporalio.exceptions import FailureError
 with workflow.unsafe.imports_passed_through():
     # Shared with the worker: the provider, its context and the exporters live outside the
     # sandbox; a re-imported copy would see no provider and trace nothing.
+    from opentelemetry import context as otel_context
     from opentelemetry import trace
     from opentelemetry.trace import Span, Status, StatusCode, Tracer
     from opentelemetry.util.types import AttributeValue
@@ -103,22 +104,29 @@ def span(name: str, attributes: Attributes) -> Iterator[Span]:
     started inside it are its children)."""
     tracer = _tracer()
     if tracer is _NO_OP:
-        # Tracing off: nothing to make current, so nothing to detach when an evicted run's
-        # coroutine is closed in another context (OpenTelemetry logs that as an error).
-        yield trace.INVALID_SPAN
+        yield trace.INVALID_SPAN  # tracing off: nothing to make current, nothing to end
         return
     current = tracer.start_span(name, attributes=attributes)
-    with trace.use_span(
-        current, end_on_exit=False, record_exception=False, set_status_on_exception=False
-    ):
-        try:
-            yield current
-        except workflow.ContinueAsNewError:
-            current.set_attribute(OUTCOME, "continued_as_new")
-            current.end()
-            raise
-        except FailureError as exc:
-            current.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
-            current.end()
-            raise
-    current.end()
+    token = otel_context.attach(trace.set_span_in_context(current))
+    evicted = False
+    try:
+        yield current
+    except GeneratorExit:
+        # The worker evicted the run and closes its coroutine, in another context than the one
+        # attached: nothing to detach there (OpenTelemetry would log an error), and the span
+        # stays open for the replay that resumes the run.
+        evicted = True
+        raise
+    except workflow.ContinueAsNewError:
+        current.set_attribute(OUTCOME, "continued_as_new")
+        current.end()
+        raise
+    except FailureError as exc:
+        current.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        current.end()
+        raise
+    else:
+        current.end()
+    finally:
+        if not evicted:
+            otel_context.detach(token)
