@@ -40,18 +40,14 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 
 from agentledger import client_ops
-from agentledger.app import Runtime
-from agentledger.config import Settings
 from agentledger.devserver import DevServer, stop_dev_server
 from agentledger.errors import AgentLedgerError
 from agentledger.packs.support import records
 from agentledger.registry import get_pack, register_pack
-from agentledger.temporal_client import connect
 from bench import _slow_pack
 from bench._faultdb import scratch_database
-from bench._stack import Stack, start_dev_server
+from bench._stack import Stack, open_stack, start_dev_server
 from bench.crash import fault_pack
-from bench.harness import Harness
 
 SLOW_PACK = f"{_slow_pack.NAME}=bench._slow_pack:PACK"
 
@@ -68,17 +64,11 @@ async def _stack(database_url: str | None) -> AsyncIterator[tuple[Stack, DevServ
                 if database_url
                 else contextlib.nullcontext(f"sqlite:///{data_dir / 'ledger.db'}")
             ) as url:
-                settings = Settings(
-                    data_dir=data_dir,
-                    database_url=url,
-                    temporal_address=server.address,
-                    task_queue=f"fleet-{uuid.uuid4().hex[:8]}",
-                )
-                runtime = Runtime.open(settings)
-                runtime.seed()
-                fault_pack.seed(runtime.ledger.engine)
-                yield Harness(runtime, await connect(settings), settings), server
-                runtime.ledger.engine.dispose()
+                queue = f"fleet-{uuid.uuid4().hex[:8]}"
+                stack = await open_stack(data_dir, server.address, url, queue)
+                fault_pack.seed(stack.runtime.ledger.engine)
+                yield stack, server
+                stack.runtime.ledger.engine.dispose()
         finally:
             stop_dev_server(data_dir / "temporal")
 

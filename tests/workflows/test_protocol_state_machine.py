@@ -46,8 +46,6 @@ from temporalio.service import RPCError
 
 from agentledger import client_ops
 from agentledger.activities.ledger import Ledger
-from agentledger.app import Runtime
-from agentledger.config import Settings
 from agentledger.devserver import DevServer, stop_dev_server
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project
@@ -55,9 +53,8 @@ from agentledger.errors import AgentLedgerError
 from agentledger.identity import Issuer
 from agentledger.packs.support import records
 from agentledger.registry import get_pack, register_pack
-from agentledger.temporal_client import connect
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
-from bench._stack import start_dev_server
+from bench._stack import open_stack, start_dev_server
 from bench.crash import outages
 from bench.crash.crashkit import CrashSite, WorkerProcess
 from bench.crash.fault_pack import ORDERS, crash_order, request_for
@@ -321,10 +318,9 @@ async def test_no_interleaving_breaks_the_protocol(database_url: str, tmp_path: 
     register_pack(SHORT_TTL.name, SHORT_TTL_PACK.split("=", 1)[1])
     queue = f"sm-{uuid.uuid4().hex[:8]}"
     site = ShortTtlSite(server.address, database_url, queue, tmp_path)
-    runtime = Runtime.open(Settings(data_dir=tmp_path, database_url=database_url))
-    runtime.seed()
+    stack = await open_stack(tmp_path, server.address, database_url, queue)
+    runtime, client = stack.runtime, stack.client
     seed_orders(runtime.ledger.engine)
-    client = await connect(Settings(temporal_address=server.address))
     world = World(asyncio.get_running_loop(), site, server, client, runtime.ledger)
     Protocol.world = world
     examples = 25 if LONG else 3
