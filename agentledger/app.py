@@ -17,6 +17,7 @@ from agentledger.activities.directory import DirectoryActivities
 from agentledger.activities.ledger import Ledger, LedgerUnavailable
 from agentledger.activities.memory import MemoryActivities, MemoryStore, remember_preference
 from agentledger.activities.memory import install as install_memory
+from agentledger.activities.messages import ActivityQueues
 from agentledger.activities.models import model_clients
 from agentledger.activities.ports import ModelClient
 from agentledger.activities.run_activities import RunActivities
@@ -164,10 +165,13 @@ class Runtime:
             packs=get_pack,
             memory=memory,
             trusted_keys=trusted_keys(self.settings),
+            queues=ActivityQueues(model=self.settings.model_queue, tool=self.settings.tool_queue),
         )
         return {
             "workflows": [
                 run.prepare_run,
+                run.activity_queues,
+                run.resume_run,
                 run.append_events,
                 *MemoryActivities(self.ledger, memory).all(),
                 *DirectoryActivities(self.ledger, self.settings.revoked_keys).all(),

@@ -26,7 +26,6 @@ from agentledger.domain.limits import work_order_problem
 from agentledger.domain.state import WorkingState
 from agentledger.errors import NotFound, Refused, RunStuck, ServerUnavailable
 from agentledger.workflows import (
-    ActivityQueues,
     AgentRunWorkflow,
     ApprovalDecision,
     ApprovalResult,
@@ -37,15 +36,7 @@ from agentledger.workflows import (
 )
 
 if TYPE_CHECKING:
-    from agentledger.config import Settings
     from agentledger.identity import Issuer, VerifiedCaller
-
-
-def queues_for(settings: Settings) -> ActivityQueues | None:
-    """Where the deployment sends model and tool calls, when they have queues of their own."""
-    if settings.model_queue is None and settings.tool_queue is None:
-        return None
-    return ActivityQueues(model=settings.model_queue, tool=settings.tool_queue)
 
 
 async def start_run(
@@ -53,8 +44,6 @@ async def start_run(
     task_queue: str,
     work_order: Any,
     run_id: str | None = None,
-    *,
-    queues: ActivityQueues | None = None,
 ) -> WorkflowHandle[Any, RunOutcome]:
     run_id = run_id or f"run_{uuid.uuid4().hex[:12]}"
     problem = work_order_problem(work_order)
@@ -62,7 +51,7 @@ async def start_run(
         raise Refused(f"work order refused: {problem}")
     return await client.start_workflow(
         "AgentRun",  # by name: the workflow takes its input raw and decodes it itself
-        RunInput(run_id=run_id, work_order=work_order, queues=queues),
+        RunInput(run_id=run_id, work_order=work_order),
         id=run_id,
         task_queue=task_queue,
         result_type=RunOutcome,

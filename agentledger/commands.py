@@ -153,9 +153,7 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
     work_order = with_model(
         pack.make_work_order(args.request, principal_of(runtime.ledger, args.user)), args
     )
-    handle = await client_ops.start_run(
-        client, settings.task_queue, work_order, queues=client_ops.queues_for(settings)
-    )
+    handle = await client_ops.start_run(client, settings.task_queue, work_order)
     say(handle.id)
     if not await client_ops.has_workers(client, settings.task_queue):
         raise ServerUnavailable(

@@ -26,6 +26,24 @@ class PrepareRunInput(_Message):
     work_order: WorkOrder
 
 
+class ActivityQueues(_Message):
+    """Where a run's model calls and tool calls go, so the workers that make them scale apart
+    from those that run workflow tasks; ``None``: the run's own task queue (eager dispatch).
+    The deployment's workers say which (``AGENTLEDGER_MODEL_QUEUE``/``_TOOL_QUEUE``), never a
+    run's starter: a queue is where a call's arguments, and the principal's authority, are sent."""
+
+    model: str | None = None
+    tool: str | None = None
+
+
+class ResumeInput(_Message):
+    """What a run carried across continue-as-new, by hash, to be checked against its ledger."""
+
+    run_id: str
+    state_hash: str
+    manifest_hash: str
+
+
 class EligibleApproversInput(_Message):
     tenant_id: str
     role: str
@@ -87,6 +105,7 @@ class ToolStepInput(_Message):
 
 
 __all__ = [
+    "ActivityQueues",
     "AppendInput",
     "DirectoryEntry",
     "EligibleApproversInput",
@@ -97,6 +116,7 @@ __all__ = [
     "PrepareRunInput",
     "ProposeMemoryInput",
     "ProposedMemory",
+    "ResumeInput",
     "TokenUsage",
     "ToolStepInput",
 ]

@@ -24,10 +24,12 @@ from agentledger.activities.mcp import (
 )
 from agentledger.activities.memory import MemoryStore
 from agentledger.activities.messages import (
+    ActivityQueues,
     AppendInput,
     ModelStepInput,
     ModelStepResult,
     PrepareRunInput,
+    ResumeInput,
     ToolStepInput,
 )
 from agentledger.activities.models import chosen_model
@@ -52,6 +54,7 @@ from agentledger.domain.context import (
 )
 from agentledger.domain.decisions import Decision
 from agentledger.domain.events import RunEvent
+from agentledger.domain.fold import project, state_hash
 from agentledger.domain.manifest import ExecutionManifest, resolve_manifest
 from agentledger.domain.mcp import pinned_tool
 from agentledger.domain.tools import Receipt, ToolContract, bounded_receipt
@@ -70,8 +73,10 @@ class RunActivities(RunSteps):
         memory: MemoryStore | None = None,
         *,
         trusted_keys: tuple[TrustedKey, ...],
+        queues: ActivityQueues | None = None,
     ) -> None:
         self._memory = memory
+        self._queues = queues or ActivityQueues()
         self._trusted_keys = trusted_keys
         self._ledger = ledger
         self._models = models
@@ -82,6 +87,8 @@ class RunActivities(RunSteps):
     def all(self) -> list[Callable[..., object]]:
         return [
             self.prepare_run,
+            self.activity_queues,
+            self.resume_run,
             self.model_step,
             self.execute_tool,
             self.reconcile_tool,
@@ -110,6 +117,24 @@ class RunActivities(RunSteps):
             trusted_keys=self._trusted_keys,
         )
         self._ledger.put_manifest(manifest)
+        return manifest
+
+    @activity.defn(name="activity_queues")
+    def activity_queues(self) -> ActivityQueues:
+        return self._queues
+
+    @activity.defn(name="resume_run")
+    def resume_run(self, params: ResumeInput) -> ExecutionManifest:
+        manifest = self._ledger.get_manifest(params.manifest_hash)
+        if manifest is None or not manifest.attempt_id.startswith(f"{params.run_id}/"):
+            raise _not_this_run(
+                f"manifest {params.manifest_hash[:16]} was not frozen for run {params.run_id}"
+            )
+        if state_hash(project(self._ledger.read(params.run_id))) != params.state_hash:
+            raise _not_this_run(
+                f"the state carried across continue-as-new is not the fold of {params.run_id}'s "
+                "ledger"
+            )
         return manifest
 
     @activity.defn(name="append_events")
@@ -303,3 +328,7 @@ def _user_line(output: ToolOutput, contract: ToolContract) -> str:
         error_code=output.error_code or "failed",
         error_message=output.error_message or "",
     )
+
+
+def _not_this_run(problem: str) -> ApplicationError:
+    return ApplicationError(problem, type="carried_state_mismatch", non_retryable=True)

@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from temporalio import activity
 
 from agentledger.activities.messages import (
+    ActivityQueues,
     AppendInput,
     DirectoryEntry,
     EligibleApproversInput,
@@ -23,6 +24,7 @@ from agentledger.activities.messages import (
     PrepareRunInput,
     ProposedMemory,
     ProposeMemoryInput,
+    ResumeInput,
     ToolStepInput,
 )
 from agentledger.domain.manifest import ExecutionManifest
@@ -34,6 +36,19 @@ class RunSteps(ABC):
     @abstractmethod
     def prepare_run(self, params: PrepareRunInput) -> ExecutionManifest:
         """Freeze the attempt's manifest (profile, tool terms, MCP pins, policy version)."""
+
+    @activity.defn(name="activity_queues")
+    @abstractmethod
+    def activity_queues(self) -> ActivityQueues:
+        """Where this deployment sends model and tool calls (run locally by the workflow's
+        worker, whose configuration says)."""
+
+    @activity.defn(name="resume_run")
+    @abstractmethod
+    def resume_run(self, params: ResumeInput) -> ExecutionManifest:
+        """The run's manifest from the ledger, once the state carried across continue-as-new
+        is shown to be the fold of the run's ledger: what a starter hands a new execution is
+        never taken on its word."""
 
     @activity.defn(name="append_events")
     @abstractmethod

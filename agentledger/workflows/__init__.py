@@ -2,11 +2,9 @@
 
 from agentledger.workflows._approvals import ApprovalDecision, ApprovalResult
 from agentledger.workflows._conversation import Reply, ReplyResult
-from agentledger.workflows._core import ActivityQueues
 from agentledger.workflows.agent_run import AgentRunWorkflow, Continuation, RunInput, RunOutcome
 
 __all__ = [
-    "ActivityQueues",
     "AgentRunWorkflow",
     "ApprovalDecision",
     "ApprovalResult",

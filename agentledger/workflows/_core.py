@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from agentledger.activities.messages import AppendInput
+    from agentledger.activities.messages import ActivityQueues, AppendInput
     from agentledger.activities.surface import RunSteps
     from agentledger.domain import events as ev
     from agentledger.domain.manifest import ExecutionManifest
@@ -29,6 +28,8 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.workflows import recorded_contracts
 
 MODEL_TIMEOUT = timedelta(seconds=60)
+LOCAL_TIMEOUT = timedelta(seconds=10)
+"""A local activity that reads the worker's own configuration."""
 RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),
     backoff_coefficient=2.0,
@@ -45,15 +46,6 @@ MODEL_RETRY = RetryPolicy(
 )
 # A write nothing can reconcile (an MCP tool) is attempted once: a retry could repeat it.
 ONCE = RetryPolicy(maximum_attempts=1)
-
-
-class ActivityQueues(BaseModel):
-    """Where a run's model calls and tool calls go, so the workers that make them scale apart
-    from those that run workflow tasks; ``None``: the run's own task queue (eager dispatch)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    model: str | None = None
-    tool: str | None = None
 
 
 class Run:

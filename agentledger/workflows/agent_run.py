@@ -13,7 +13,13 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from agentledger.activities.messages import ModelStepInput, PrepareRunInput, ProposeMemoryInput
+    from agentledger.activities.messages import (
+        ActivityQueues,
+        ModelStepInput,
+        PrepareRunInput,
+        ProposeMemoryInput,
+        ResumeInput,
+    )
     from agentledger.activities.surface import MemorySteps, RunSteps
     from agentledger.domain import events as ev
     from agentledger.domain.compaction import can_compact, carried_size_problem, compact
@@ -40,10 +46,10 @@ with workflow.unsafe.imports_passed_through():
 from agentledger.workflows._approvals import ApprovalDecision, ApprovalDesk, ApprovalResult
 from agentledger.workflows._conversation import Conversation, Reply, ReplyResult
 from agentledger.workflows._core import (
+    LOCAL_TIMEOUT,
     MODEL_RETRY,
     MODEL_TIMEOUT,
     RETRY,
-    ActivityQueues,
     Run,
     cause,
 )
@@ -75,7 +81,8 @@ class RunInput(BaseModel):
     work_order: WorkOrder
     continued: Continuation | None = None
     queues: ActivityQueues | None = None
-    """Set by the deployment's starters (``AGENTLEDGER_MODEL_QUEUE``/``_TOOL_QUEUE``)."""
+    """Read only by runs started before the ``deployment-queues`` patch; the queues are now the
+    deployment's (``AGENTLEDGER_MODEL_QUEUE``/``_TOOL_QUEUE`` of the workflow's workers)."""
 
 
 class RunOutcome(BaseModel):
@@ -100,9 +107,8 @@ class AgentRunWorkflow:
         with span("agentledger.run", of_run(run)) as traced:
             params = self._decoded(raw)
             if params is not None:
-                run.queues = params.queues or run.queues
                 if params.continued is not None:
-                    self._resume(params.continued)
+                    await self._resume(params)
                 else:
                     await self._start(params)
                 await self._loop(params)
@@ -140,6 +146,19 @@ class AgentRunWorkflow:
             return None
         return params
 
+    async def _queues(self, params: RunInput) -> ActivityQueues:
+        """Where the run's model and tool calls go: the deployment's choice, asked of the
+        workflow's own worker (a local activity, recorded), never the starter's. A queue is
+        where a call's arguments and the principal's authority are sent: a starter who named
+        one could serve it."""
+        # Every patch of the run's first task is asked before this local activity: a patch
+        # marker recorded after a local activity's marker fails a query's replay of the task.
+        if not workflow.patched("deployment-queues"):
+            return params.queues or self._run.queues  # how runs started before it chose
+        return await workflow.execute_local_activity_method(
+            RunSteps.activity_queues, start_to_close_timeout=LOCAL_TIMEOUT
+        )
+
     def _refuse(self, work_order: WorkOrder, reason_code: str, message: str) -> None:
         """The run recorded as started and failed, under no manifest."""
         run = self._run
@@ -152,6 +171,7 @@ class AgentRunWorkflow:
             if problem is not None:  # refused before any activity, recorded in a size that fits
                 self._refuse(bounded_work_order(params.work_order), "work_order_refused", problem)
                 return
+        self._run.queues = await self._queues(params)
         with span("agentledger.prepare", of_run(self._run, pack=params.work_order.pack)) as traced:
             try:
                 manifest = await workflow.execute_activity_method(
@@ -179,15 +199,33 @@ class AgentRunWorkflow:
             )
         )
 
-    def _resume(self, carried: Continuation) -> None:
+    async def _resume(self, params: RunInput) -> None:
+        """Take up the state a previous execution carried, once the ledger vouches for it: a
+        continuation is workflow input, and anyone who can start a workflow can write one (a
+        state with a pending refund, a manifest trusting their own key)."""
+        carried = params.continued
+        assert carried is not None
         if state_hash(carried.state) != carried.state_hash:
-            raise ApplicationError(
-                "the state carried across continue-as-new does not match its hash",
-                type="carried_state_mismatch",
-                non_retryable=True,
-            )
+            raise _carried_mismatch("the state carried across continue-as-new does not match")
+        manifest = carried.manifest
+        checked = workflow.patched("checked-continuation")
+        self._run.queues = await self._queues(params)
+        if checked:
+            try:
+                manifest = await workflow.execute_activity_method(
+                    RunSteps.resume_run,
+                    ResumeInput(
+                        run_id=workflow.info().workflow_id,
+                        state_hash=carried.state_hash,
+                        manifest_hash=carried.manifest.hash,
+                    ),
+                    start_to_close_timeout=MODEL_TIMEOUT,
+                    retry_policy=RETRY,
+                )
+            except ActivityError as exc:
+                raise _carried_mismatch(cause(exc)) from None
         self._run.rec.state = carried.state
-        self._run.pin_manifest(carried.manifest, self._run.work_order.pack)
+        self._run.pin_manifest(manifest, self._run.work_order.pack)
 
     async def _continue_as_new(self, params: RunInput) -> None:
         """Record the exact facts, persist them, drain handlers, then start afresh with them."""
@@ -211,7 +249,6 @@ class AgentRunWorkflow:
                 run_id=params.run_id,
                 work_order=params.work_order,
                 continued=carried,
-                queues=params.queues,
             )
         )
 
@@ -311,3 +348,8 @@ class AgentRunWorkflow:
     @workflow.query
     def state(self) -> WorkingState:
         return self._run.state
+
+
+def _carried_mismatch(problem: str) -> ApplicationError:
+    """Fails the execution (not its task): no worker could take this continuation up."""
+    return ApplicationError(problem, type="carried_state_mismatch", non_retryable=True)

@@ -35,6 +35,7 @@ from agentledger.activities.messages import (
     ModelStepInput,
     ModelStepResult,
     PrepareRunInput,
+    ResumeInput,
     ToolStepInput,
 )
 from agentledger.domain.context import ContextItem
@@ -54,6 +55,7 @@ ACTIVITY_INPUTS: Mapping[str, type[BaseModel]] = {
     "append_events": AppendInput,
     "eligible_approvers": EligibleApproversInput,
     "look_up_principal": LookUpPrincipalInput,
+    "resume_run": ResumeInput,
 }
 
 # model_step adds the principal's approved memories to the candidates, read from the memory
@@ -131,7 +133,7 @@ def _read_event(run: RecordedRun, event: HistoryEvent, scheduled: dict[int, str]
     elif event.HasField("activity_task_completed_event_attributes"):
         done = event.activity_task_completed_event_attributes
         activity = scheduled[done.scheduled_event_id]
-        if activity == "prepare_run":
+        if activity in ("prepare_run", "resume_run"):  # the manifest the ledger holds for it
             run.manifest = ExecutionManifest.model_validate(_decode(done.result))
         elif activity == "model_step":
             result = ModelStepResult.model_validate(_decode(done.result))

@@ -66,7 +66,8 @@ class _Capture(Interceptor):
             def start_local_activity(
                 self, input: StartLocalActivityInput
             ) -> workflow.ActivityHandle[Any]:
-                run.local_flushes.append(_events_in(input.args))
+                if input.activity == "append_events":  # not the deployment's queues
+                    run.local_flushes.append(_events_in(input.args))
                 return super().start_local_activity(input)
 
             def continue_as_new(self, input: ContinueAsNewInput) -> NoReturn:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -89,8 +88,9 @@ def _note_seeded_memory(name: str, engine: Engine, principal: Principal) -> None
     SEEDED_MEMORIES.write_text(json.dumps(seeded, indent=2, sort_keys=True) + "\n")
 
 
-async def _record_continue_as_new() -> None:
-    """A 30-step loop that continues as new every ~120 history events: every run of the chain."""
+async def _record_continue_as_new(name: str) -> None:
+    """A 30-step loop that continues as new every ~120 history events: every run of the chain,
+    as ``{name}_0.json``, ``{name}_1.json``… in the order they ran."""
     from agentledger.registry import register_pack
     from bench import _noop_pack
 
@@ -98,15 +98,15 @@ async def _record_continue_as_new() -> None:
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):
         order = _noop_pack.CONTINUING_PACK.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
         handle = await client_ops.start_run(
-            stack.client, stack.settings.task_queue, order, run_id="replay-continue-as-new"
+            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
         )
         await handle.result()
         runs = [e async for e in stack.client.list_workflows(f'WorkflowId = "{handle.id}"')]
         for index, execution in enumerate(sorted(runs, key=lambda e: e.start_time)):
             run = stack.client.get_workflow_handle(handle.id, run_id=execution.run_id)
             history = await run.fetch_history()
-            (HISTORIES / f"loop_continue_as_new_{index}.json").write_text(history.to_json())
-        print(f"recorded loop_continue_as_new: {len(runs)} runs")
+            (HISTORIES / f"{name}_{index}.json").write_text(history.to_json())
+        print(f"recorded {name}: {len(runs)} runs")
 
 
 async def _record_conversation(name: str) -> None:
@@ -145,11 +145,12 @@ async def main() -> None:
     # conversations (questions, replies, follow-ups, the idle close).
     # v8: trusted keys pinned into the manifest; decisions and replies signed (an unsigned
     # attempt and a signed stranger refused first); workflow spans and run logs.
-    await _record("refund_approved_v8", approve=True, forged_first=True)
-    await _record("refund_rejected_v8", approve=False)
-    await _record_conversation("conversation_v8")
-    if "--continue-as-new" in sys.argv:  # rewrites loop_continue_as_new_*: only on purpose
-        await _record_continue_as_new()
+    # v9: model and tool queues from the deployment's workers (a local activity), never the
+    # starter; a continuation checked against its ledger (resume_run) before it is taken up.
+    await _record("refund_approved_v9", approve=True, forged_first=True)
+    await _record("refund_rejected_v9", approve=False)
+    await _record_conversation("conversation_v9")
+    await _record_continue_as_new("loop_continue_as_new_v9")
 
 
 if __name__ == "__main__":

@@ -36,11 +36,15 @@ from tests.replay._recorded import (
 from tests.replay._replayed import ReplayedRun, replay
 
 HISTORIES = sorted(Path(__file__).with_name("histories").glob("*.json"))
-# One chain of runs, in the order they ran (record.py numbers them).
-CONTINUED = sorted(
-    (p for p in HISTORIES if p.stem.startswith("loop_continue_as_new_")),
-    key=lambda p: int(p.stem.rpartition("_")[2]),
-)
+# Chains of runs, each in the order they ran (record.py numbers them: loop_continue_as_new_0, …;
+# loop_continue_as_new_v9_0, …).
+CHAINS: dict[str, list[Path]] = {}
+for _path in HISTORIES:
+    _chain, _, _index = _path.stem.rpartition("_")
+    if _chain.startswith("loop_continue_as_new") and _index.isdigit():
+        CHAINS.setdefault(_chain, []).append(_path)
+for _runs_of_chain in CHAINS.values():
+    _runs_of_chain.sort(key=lambda p: int(p.stem.rpartition("_")[2]))
 
 
 def test_the_recorded_histories_are_checked_in() -> None:
@@ -111,8 +115,11 @@ async def test_every_recorded_packet_hash_is_rebuilt_from_its_recorded_step(path
     assert not problems, _report(problems)
 
 
-def test_each_continued_run_starts_from_the_compacted_state_its_predecessor_carried() -> None:
-    runs = [read_history(p) for p in CONTINUED]
+@pytest.mark.parametrize("chain", sorted(CHAINS))
+def test_each_continued_run_starts_from_the_compacted_state_its_predecessor_carried(
+    chain: str,
+) -> None:
+    runs = [read_history(p) for p in CHAINS[chain]]
     assert len(runs) >= 2 and runs[-1].continued_as_new is None
     for before, after in pairwise(runs):
         carried, resumed = before.continued_as_new, after.started.continued
@@ -145,6 +152,7 @@ def _bumped(name: str) -> dict[str, ToolContract]:
 @pytest.mark.parametrize(
     ("name", "replays_unchanged"),
     [
+        ("refund_approved_v9", True),
         ("refund_approved_v8", True),
         ("refund_approved_v7", True),
         ("refund_approved_v6", True),
