@@ -113,26 +113,35 @@ def _steps_taken(packet: ContextPacket) -> int:
 
 
 _BUDGET = Budget(steps=20, tool_calls=10, tokens=10**9)
-_CHOOSE = SUPPORT_STEP_PROFILES["choose_next_action"].model_copy(
-    update={"allowed_tools": tuple(contract_tool_name(SERVER, t) for t in TOOLS)}
-)
 _ANSWER = SUPPORT_STEP_PROFILES["draft_answer"].model_copy(
     update={"proposable_actions": (), "conditional_kinds": ()}
 )
 
 
-def build_pack(name: str = NAME, server: McpConnectionContract | None = None) -> Pack:
+def build_pack(
+    name: str = NAME,
+    server: McpConnectionContract | None = None,
+    principals: tuple[Principal, ...] = (READER, OPERATOR, APPROVER),
+) -> Pack:
+    """The pack over ``server`` (server-everything by default); its first step may propose
+    every tool the server's contract allows."""
+    server = server or connection()
+    choose = SUPPORT_STEP_PROFILES["choose_next_action"].model_copy(
+        update={
+            "allowed_tools": tuple(contract_tool_name(server.name, t) for t in server.allowed_tools)
+        }
+    )
     profile = AgentProfile(
         profile_id=f"{name}-script",
         agent_version="mcp-1",
         instructions=(Instruction(id="instr:mcp", text="Make the calls the request lists."),),
         model=ModelProfile(name="mcp_script", provider="mcp_script", model="script"),
         tool_grants=(),
-        step_profiles=(_CHOOSE, _ANSWER),
+        step_profiles=(choose, _ANSWER),
         token_budget=SUPPORT_BUDGET,
         policy_bundle="none",
         budgets=_BUDGET,
-        mcp_servers=(server or connection(),),
+        mcp_servers=(server,),
     )
 
     def make_work_order(request: str, principal: Principal) -> WorkOrder:
@@ -148,7 +157,7 @@ def build_pack(name: str = NAME, server: McpConnectionContract | None = None) ->
         name=name,
         profile=profile,
         tools={},
-        principals=(READER, OPERATOR, APPROVER),
+        principals=principals,
         models={"mcp_script": ScriptedModel()},
         install=lambda engine: None,
         seed=lambda engine: False,
