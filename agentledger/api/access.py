@@ -19,13 +19,16 @@ from agentledger.activities.ledger import Ledger, RunFilter, RunRow
 from agentledger.api.audit import DenialLog
 from agentledger.api.auth import Authenticator, Caller, bearer_token
 from agentledger.api.problems import ApiProblem, not_found, unauthenticated
+from agentledger.domain.context.items import Sensitivity
 from agentledger.domain.principal import tenant_covers
 from agentledger.identity import Issuer
 
 TOKEN_COOKIE = "agentledger_token"
-STAFF_ROLES = frozenset({"approver", "support_agent", "policy_approver"})
+STAFF_ROLES = frozenset({"approver", "support_agent", "policy_approver", "auditor"})
 """Roles whose holders work on every run of their tenant; anyone else sees their own runs."""
 POLICY_APPROVER_ROLE = "policy_approver"
+AUDITOR_ROLE = "auditor"
+"""Reads every packet item, ``restricted`` ones included (staff read up to ``confidential``)."""
 
 
 @dataclass
@@ -78,6 +81,16 @@ Who = Annotated[Caller, Depends(current_caller)]
 
 def is_staff(caller: Caller) -> bool:
     return bool(caller.principal.roles & STAFF_ROLES)
+
+
+def clearance_of(caller: Caller) -> Sensitivity:
+    """Which packet items a caller may read: a customer their run's ``internal`` context (their
+    own data, the policies they were answered under), staff up to ``confidential``, an auditor
+    everything."""
+    roles = caller.principal.roles
+    if AUDITOR_ROLE in roles:
+        return "restricted"
+    return "confidential" if roles & STAFF_ROLES else "internal"
 
 
 def scope_of(caller: Caller) -> RunFilter:

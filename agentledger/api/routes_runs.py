@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from agentledger.activities.ledger import RunFilter
 from agentledger.api import actions, views
-from agentledger.api.access import Ctx, Who, is_staff, scope_of, visible_run
+from agentledger.api.access import Ctx, Who, clearance_of, is_staff, scope_of, visible_run
 from agentledger.api.problems import PROBLEM_RESPONSES, ApiProblem
 
 router = APIRouter(prefix="/api", tags=["runs"], responses=PROBLEM_RESPONSES)
@@ -113,14 +113,14 @@ def list_packets(ctx: Ctx, caller: Who, run_id: Id) -> dict[str, Any]:
 @router.get("/runs/{run_id}/packets/{packet_hash}", summary="One packet, exactly as sent")
 def get_packet(ctx: Ctx, caller: Who, run_id: Id, packet_hash: Id) -> dict[str, Any]:
     visible_run(ctx, caller, run_id)
-    return views.packet_view(ctx.ledger, ctx.ledger.read(run_id), packet_hash)
+    return views.packet_view(ctx.ledger, ctx.ledger.read(run_id), packet_hash, clearance_of(caller))
 
 
 @router.get("/runs/{run_id}/packets/{a}/diff/{b}", summary="What changed between two packets")
 def diff_packets(ctx: Ctx, caller: Who, run_id: Id, a: Id, b: Id) -> dict[str, Any]:
     visible_run(ctx, caller, run_id)
     events = ctx.ledger.read(run_id)
-    packets = [views.packet_view(ctx.ledger, events, h) for h in (a, b)]
+    packets = [views.packet_view(ctx.ledger, events, h, clearance_of(caller)) for h in (a, b)]
     return views.packet_diff(*packets)
 
 

@@ -19,7 +19,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from agentledger.api import actions, views
-from agentledger.api.access import TOKEN_COOKIE, Ctx, current_caller, scope_of, visible_run
+from agentledger.api.access import (
+    TOKEN_COOKIE,
+    Ctx,
+    clearance_of,
+    current_caller,
+    scope_of,
+    visible_run,
+)
 from agentledger.api.auth import Caller
 from agentledger.api.problems import ApiProblem
 from agentledger.api.ui_pages import inbox_items, run_page
@@ -144,7 +151,9 @@ def packet(
     ctx: Ctx, caller: UiWho, request: Request, run_id: str, packet_hash: str
 ) -> HTMLResponse:
     visible_run(ctx, caller, run_id)
-    shown = views.packet_view(ctx.ledger, ctx.ledger.read(run_id), packet_hash)
+    shown = views.packet_view(
+        ctx.ledger, ctx.ledger.read(run_id), packet_hash, clearance_of(caller)
+    )
     return page(request, "packet.html", run_id=run_id, packet=shown)
 
 
@@ -152,5 +161,7 @@ def packet(
 def diff(ctx: Ctx, caller: UiWho, request: Request, run_id: str, a: str, b: str) -> HTMLResponse:
     visible_run(ctx, caller, run_id)
     events = ctx.ledger.read(run_id)
-    shown = views.packet_diff(*(views.packet_view(ctx.ledger, events, h) for h in (a, b)))
+    shown = views.packet_diff(
+        *(views.packet_view(ctx.ledger, events, h, clearance_of(caller)) for h in (a, b))
+    )
     return page(request, "diff.html", run_id=run_id, diff=shown)

@@ -12,6 +12,8 @@ from typing import Any
 from agentledger.activities.ledger import ApprovalRow, Ledger, RunRow
 from agentledger.api.problems import not_found
 from agentledger.domain import events as ev
+from agentledger.domain.context.clearance import as_cleared, cleared
+from agentledger.domain.context.items import Sensitivity
 from agentledger.domain.context.packet import ContextPacket
 from agentledger.domain.context.render import render_fixed, render_section
 from agentledger.domain.fold import project
@@ -96,18 +98,22 @@ def packet_index(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
     ]
 
 
-def packet_view(ledger: Ledger, events: list[ev.RunEvent], packet_hash: str) -> dict[str, Any]:
-    """A stored packet of this run, with each section's exact text as the model received it."""
+def packet_view(
+    ledger: Ledger, events: list[ev.RunEvent], packet_hash: str, clearance: Sensitivity
+) -> dict[str, Any]:
+    """A stored packet of this run, with each section's exact text as the model received it,
+    less the content of items above the reader's ``clearance`` (``redacted`` counts them)."""
     if not any(p["packet_hash"] == packet_hash for p in packet_index(events)):
         raise not_found(f"packet {packet_hash} in this run")
     body = ledger.get_packet(packet_hash)
     if body is None:
         raise not_found(f"stored packet {packet_hash}")
     packet = ContextPacket.model_validate(body)
+    shown = [as_cleared(section, clearance) for section in packet.sections]
     sections = [
-        {**section.model_dump(mode="json"), "text": render_section(section)}
-        for section in packet.sections
+        {**section.model_dump(mode="json"), "text": render_section(section)} for section in shown
     ]
+    withheld = sum(not cleared(item.sensitivity, clearance) for item in packet.items())
     return {
         "packet_hash": packet.packet_hash,
         "step": packet.step,
@@ -118,6 +124,8 @@ def packet_view(ledger: Ledger, events: list[ev.RunEvent], packet_hash: str) -> 
         "section_tokens": packet.section_tokens,
         "fixed_text": render_fixed(packet),
         "sections": sections,
+        "clearance": clearance,
+        "redacted": withheld,
         "omissions": [o.model_dump(mode="json") for o in packet.omissions],
         "conflicts": [c.model_dump(mode="json") for c in packet.conflicts],
         "tools": [t.name for t in packet.tools],

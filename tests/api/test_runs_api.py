@@ -4,12 +4,18 @@ applied twice, and the run's packets, receipts and manifest as the ledger holds 
 from __future__ import annotations
 
 import asyncio
+import json
+from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 from sqlalchemy import func, select
 
+from agentledger.activities.memory import MemoryStore
 from agentledger.api.audit import api_denials
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted
+from agentledger.domain.memory.records import MemoryProposal, MemoryScope
+from agentledger.domain.principal import Principal
 from agentledger.packs.support import records
 from tests._temporal import Harness
 from tests.api.conftest import LOCAL, Http, Signer
@@ -201,3 +207,60 @@ async def test_the_runs_pages_show_a_tenant_its_own_runs_only(
     assert hidden.status_code == 404 and "text/html" in hidden.headers["content-type"]
     shown = await page("usr_73", f"/ui/runs/{run_id}")
     assert shown.status_code == 200 and "awaiting_approval" in shown.text
+
+
+async def test_packet_items_above_the_readers_clearance_are_shown_without_their_content(
+    http: Http, harness: Harness
+) -> None:
+    """A restricted preference enters the packet inside the customer's profile summary, which
+    is then as sensitive as it (the model needs it); the customer and staff see that the item
+    is there, by id and hash, and only an auditor reads it."""
+    customer = harness.principal("usr_73")
+    store = MemoryStore(harness.runtime.ledger.engine)
+    note = MemoryProposal(
+        memory_id="pref_acme_usr_73_contact",
+        category="user_preference",
+        content={"contact": "private-line-5550143"},
+        scope=MemoryScope(tenant_id=customer.tenant_id, user_id=customer.user_id),
+        writer="principal",
+        source=f"principal:{customer.user_id}",
+        trust="user_claim",
+        sensitivity="restricted",
+    )
+    assert store.propose(note, customer, datetime.now(UTC)).published
+    auditor = Principal(
+        user_id="audit_1", tenant_id=customer.tenant_id, roles=frozenset({"auditor"})
+    )
+    harness.runtime.ledger.put_principal(auditor)
+    run_id, _ = await pending_refund(http, harness)
+    packets = (await http("usr_73").get(f"/api/runs/{run_id}/packets")).json()["packets"]
+    urls = [f"/api/runs/{run_id}/packets/{p['packet_hash']}" for p in packets]
+    full = [(await http("audit_1").get(url)).json() for url in urls]
+    url = next(
+        u for u, p in zip(urls, full, strict=True) if "private-line-5550143" in json.dumps(p)
+    )
+
+    seen = {who: (await http(who).get(url)).json() for who in ("usr_73", "ops_lead_1", "audit_1")}
+
+    def the_note(packet: dict[str, Any]) -> dict[str, Any]:
+        (item,) = [
+            i for s in packet["sections"] for i in s["items"] if i["id"].startswith("profile:")
+        ]
+        return item
+
+    for who, clearance in (("usr_73", "internal"), ("ops_lead_1", "confidential")):
+        assert seen[who]["clearance"] == clearance and seen[who]["redacted"] == 1
+        assert the_note(seen[who])["content"] == {"redacted": "restricted"}
+        assert "private-line-5550143" not in json.dumps(seen[who])
+    assert seen["audit_1"]["redacted"] == 0
+    assert the_note(seen["audit_1"])["content"] == {
+        "contact": "private-line-5550143",
+        "language": "en",
+    }
+    assert "private-line-5550143" in json.dumps(seen["audit_1"]["sections"])
+    hashes = {the_note(p)["content_hash"] for p in seen.values()} | {
+        p["packet_hash"] for p in seen.values()
+    }
+    assert len(hashes) == 2  # one item hash and one packet hash, whoever reads them
+    page = await http("ops_lead_1").get(url.replace("/api/", "/ui/"))
+    assert "private-line-5550143" not in page.text and "above your clearance" in page.text

@@ -17,7 +17,7 @@ from pydantic import Field, JsonValue, TypeAdapter
 
 from agentledger.domain._model import Frozen
 from agentledger.domain.canonical import sha256_hex
-from agentledger.domain.context.items import Category, Kind, TrustLevel
+from agentledger.domain.context.items import Category, Kind, Sensitivity, TrustLevel
 from agentledger.domain.decisions import Answer, AskUser, CallTool, Proceed, ProceedToAnswer
 from agentledger.domain.graph import OutputSchemaName, StepNode
 from agentledger.domain.tools import Governed
@@ -79,6 +79,8 @@ class PacketItem(Frozen):
     created_at: datetime
     tokens: int
     required: bool
+    sensitivity: Sensitivity = "internal"
+    """Who may read it in the inspector (``clearance``); the model is not told."""
 
 
 class Section(Frozen):
@@ -142,7 +144,12 @@ class ContextPacket(Frozen):
         """Canonical digest of everything but the hash itself; a format-1 packet predates the
         ``packet_format`` field and hashes as it did then."""
         legacy = {"packet_format"} if self.packet_format == 1 else set()
-        return sha256_hex(self.model_dump(mode="json", exclude={"packet_hash", *legacy}))
+        body = self.model_dump(mode="json", exclude={"packet_hash", *legacy})
+        for section in body["sections"]:
+            for item in section["items"]:
+                if item["sensitivity"] == "internal":  # as hashed before items carried one
+                    del item["sensitivity"]
+        return sha256_hex(body)
 
     def section(self, name: SectionName) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)

@@ -160,4 +160,5 @@ def to_packet_item(item: ContextItem, tokens: int, required: bool) -> PacketItem
         created_at=item.created_at,
         tokens=tokens,
         required=required,
+        sensitivity=item.sensitivity,
     )

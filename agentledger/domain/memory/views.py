@@ -14,6 +14,7 @@ from typing import get_args
 from pydantic import JsonValue
 
 from agentledger.domain._model import Frozen
+from agentledger.domain.context.clearance import most_sensitive
 from agentledger.domain.context.items import ContextItem, Lifecycle, TrustLevel
 from agentledger.domain.memory.lifecycle import contradictions, omission_reason
 from agentledger.domain.memory.records import MemoryRecord, MemoryState, MemoryTrust
@@ -124,6 +125,7 @@ def profile_summary(
         expires_at=min(expiries) if expiries else None,
         tenant_id=principal.tenant_id,
         title="Preferences (approved memory)",
+        sensitivity=most_sensitive(r.sensitivity for r in used),
         lifecycle_state="published",
         relevance=1.0,
     )
