@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -89,6 +90,17 @@ async def worker(settings: Settings, args: argparse.Namespace) -> int:
     workers = runtime.workers(client, kinds)
     for each in workers:
         say(f"· worker polling task queue {each.task_queue} at {settings.address}")
+    if "workflows" in kinds and settings.trusted_keys_file is None:
+        # Runs this worker prepares pin only its own data directory's key: in a fleet, every
+        # worker would pin another, and the API's or another host's signatures are refused.
+        own = settings.issuer_key or settings.data_dir / "identity" / "issuer.pem"
+        sys.stdout.flush()  # after the lines above, where both go to one log
+        print(
+            "warning: AGENTLEDGER_TRUSTED_KEYS is not set: new runs trust only this worker's own "
+            f"signing key ({own}); give every worker of a fleet the same JWKS "
+            "(agentledger token jwks)",
+            file=sys.stderr,
+        )
     await _serve(workers)
     return 0
 

@@ -20,6 +20,9 @@ def cli_worker(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
     assert process.stdout is not None
     first = process.stdout.readline()
     assert "worker polling" in first, first + process.stdout.read()
+    if "AGENTLEDGER_TRUSTED_KEYS" not in env:  # a worker that pins only its own key says so
+        warned = process.stdout.readline()
+        assert warned.startswith("warning: AGENTLEDGER_TRUSTED_KEYS is not set"), warned
     try:
         yield process
     finally:
