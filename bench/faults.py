@@ -1,16 +1,25 @@
-"""Fault harness: the refund run under crashes and outages, several runs per crash point.
+"""Fault harness: the refund run under crashes and outages, several runs per crash point, on
+each ledger backend; then the protocol's state machine and its model.
 
 Each crash point gets a fresh worker subprocess (``python -m agentledger.cli worker`` with the
-fault pack from ``tests/crash``), N concurrent runs on N distinct late orders, one disruption
-shared by all N, and a supervisor that restarts the worker. Afterwards every run is checked:
-completed, exactly one refund row, a contiguous log, no duplicate events, and the same event
-kinds as a run without faults (the ``none`` row). Stuck runs are terminated after a deadline and
-counted as not completed.
+fault pack from ``bench/crash``), N concurrent runs on N distinct late orders, one disruption
+shared by all N, and a supervisor that restarts the worker. The disruptions hit the worker
+(SIGKILL at each point of the step; SIGSTOP for longer than the activity's timeout), the
+Temporal server (SIGKILL and restart) and the database (PostgreSQL taken down). Afterwards every
+run is checked: completed, exactly one refund row, a contiguous log, no duplicate events, and
+the same event kinds as a run without faults (the ``none`` row). Stuck runs are terminated after
+a deadline and counted as not completed. The matrix runs on SQLite and on PostgreSQL.
 
-    python -m bench.faults [--runs 3] [--database-url URL] [--points a,b,...]
+Then ``bench.protocol_machine`` explores interleavings (runs, decisions by anyone, forgeries,
+worker kills, server restarts) for ``--examples`` examples, and spin checks the approval
+protocol's model over every interleaving (``bench.protocol``).
+
+    python -m bench.faults [--runs 3] [--ledgers sqlite,postgres] [--database-url URL]
+                           [--points a,b,...] [--examples 10]
 
 Prints a table, then one JSON line with runs, completed, refund_rows, expected_refund_rows,
-duplicate_events, crash_points (and per-point detail).
+duplicate_events, crash_points, ledgers (and per-point detail), state_machine_examples,
+state_machine_violations, spin_states and spin_errors.
 """
 
 from __future__ import annotations
@@ -35,13 +44,14 @@ from agentledger.config import Settings
 from agentledger.devserver import DevServer, stop_dev_server
 from agentledger.domain.principal import Principal
 from agentledger.temporal_client import connect
-from bench import protocol
+from bench import protocol, protocol_machine
 from bench._faultdb import postgres_database
 from bench._stack import start_dev_server
 from bench.crash import crashkit, fault_pack, outages
 from bench.crash.crashkit import CrashSite, RunCheck, WorkerProcess
 
 _OUTAGE_SECONDS = 6.0
+_STOPPED_SECONDS = 15.0  # past get_order's 10 s start-to-close timeout
 
 
 @dataclass
@@ -89,6 +99,19 @@ async def _restart_server(
     b.server = await outages.crash_and_restart_server(b.server, b.data_dir / "temporal")
 
 
+async def _stop_worker(
+    b: Bench, site: CrashSite, worker: WorkerProcess, runs: list[str], orders: list[str]
+) -> None:
+    """SIGSTOP the worker inside get_order for longer than the call's timeout: the server times
+    the attempts out and retries them, and the frozen process wakes to finish stale ones."""
+    for order in orders:
+        await crashkit.reached(site, "get_order", order)
+    worker.pause()
+    crashkit.release(site)
+    await asyncio.sleep(_STOPPED_SECONDS)
+    worker.resume()
+
+
 async def _database_outage(
     b: Bench, site: CrashSite, worker: WorkerProcess, runs: list[str], orders: list[str]
 ) -> None:
@@ -109,6 +132,7 @@ POINTS = (
     Point("after_commit_before_receipt", _nothing, fault="create_refund_after_commit"),
     Point("approval_just_requested", _nothing, fault="approval_recorded"),
     Point("approval_parked", _kill_when_parked, approve_after=True),
+    Point("worker_stopped", _stop_worker, "get_order", "stall"),
     Point("temporal_server_restart", _restart_server),
     Point("database_outage", _database_outage, "get_order", "stall", needs_postgres=True),
 )
@@ -196,20 +220,32 @@ def _print(rows: list[dict[str, object]]) -> None:
         print("  ".join(str(row[c]).ljust(w) for c, w in zip(columns, widths, strict=True)))
 
 
-async def main(runs: int, database_url: str | None, only: set[str] | None) -> dict[str, object]:
+async def main(
+    runs: int, ledgers: list[str], database_url: str | None, only: set[str] | None
+) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="agentledger-faults-") as tmp:
         data_dir = Path(tmp)
         server = start_dev_server(data_dir / "temporal")
+        rows: list[dict[str, object]] = []
         try:
-            with postgres_database(database_url) as url:
-                return await _all_points(data_dir, server, url or "", runs, only)
+            for ledger in ledgers:
+                with postgres_database(database_url if ledger == "postgres" else "sqlite") as url:
+                    if ledger == "postgres" and url is None:
+                        raise SystemExit("--ledgers postgres: no PostgreSQL answers")
+                    done, server = await _all_points(
+                        data_dir / ledger, server, url or "", runs, only
+                    )
+                    rows += [{"ledger": ledger, **row} for row in done]
         finally:
             stop_dev_server(data_dir / "temporal")
+    return _summary(rows)
 
 
 async def _all_points(
     data_dir: Path, server: DevServer, url: str, runs: int, only: set[str] | None
-) -> dict[str, object]:
+) -> tuple[list[dict[str, object]], DevServer]:
+    """Every crash point on one ledger; the server as the points left it (one restarts it)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
     url = url or f"sqlite:///{data_dir / 'ledger.db'}"
     runtime = Runtime.open(Settings(data_dir=data_dir, database_url=url))
     runtime.seed()
@@ -227,10 +263,10 @@ async def _all_points(
         if point.name == "none":
             b.baseline = result.checks[0].kinds
         results.append(result)
-        print(f"· {point.name}: done in {result.seconds:.1f}s", flush=True)
+        print(f"· {point.name} ({url.split(':')[0]}): done in {result.seconds:.1f}s", flush=True)
     rows = [r.row(b.baseline) for r in results]
     runtime.ledger.engine.dispose()
-    return _summary(rows)
+    return rows, b.server
 
 
 def _summary(rows: list[dict[str, object]]) -> dict[str, object]:
@@ -248,24 +284,61 @@ def _summary(rows: list[dict[str, object]]) -> dict[str, object]:
         "duplicate_events": total("duplicate_events"),
         "log_gaps": total("log_gaps"),
         "same_as_no_fault": total("same_as_no_fault"),
-        "crash_points": [r["crash_point"] for r in crash_rows],
+        "crash_points": sorted({str(r["crash_point"]) for r in crash_rows}),
+        "ledgers": sorted({str(r["ledger"]) for r in crash_rows}),
         "per_point": crash_rows,
     }
+
+
+async def explore_protocol(examples: int) -> tuple[int, int]:
+    """The state machine's examples run and violations found (its shrunk counterexample is
+    printed); a violation is a finding, not a crash of the bench."""
+    with tempfile.TemporaryDirectory(prefix="agentledger-machine-") as tmp:
+        try:
+            explored = await protocol_machine.explore(
+                Path(tmp), f"sqlite:///{tmp}/ledger.db", examples=examples, steps=12
+            )
+        except Exception as exc:  # hypothesis raises the falsifying example's failure
+            print(f"state machine: VIOLATION {type(exc).__name__}: {exc}")
+            return examples, 1
+        print(explored.line())
+        return explored.examples, 0
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="concurrent runs per crash point")
     parser.add_argument(
-        "--database-url",
-        help="PostgreSQL admin URL (a scratch database is created on it); 'sqlite' for SQLite "
-        "(skips the database outage point). Default: the local PostgreSQL, else SQLite.",
+        "--ledgers", default="sqlite,postgres", help="ledger backends, in order (sqlite,postgres)"
+    )
+    parser.add_argument(
+        "--database-url", help="PostgreSQL admin URL (a scratch database is created on it)"
     )
     parser.add_argument("--points", help="comma-separated subset of crash points")
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=10,
+        help="state machine examples (at most 100: two late orders each)",
+    )
     args = parser.parse_args()
     only = set(args.points.split(",")) if args.points else None
-    figures = asyncio.run(main(args.runs, args.database_url, only))
+    ledgers = [ledger.strip() for ledger in args.ledgers.split(",")]
+    if unknown := set(ledgers) - {"sqlite", "postgres"}:
+        parser.error(f"--ledgers: no backend {', '.join(sorted(unknown))}")
+    figures = asyncio.run(main(args.runs, ledgers, args.database_url, only))
+    examples, violations = asyncio.run(explore_protocol(args.examples))
     # Beside the crash matrix, the protocol model over every interleaving (bench.protocol).
     model = protocol.check()
     print(f"protocol model: {model.states:,} states, {model.errors} errors ({model.seconds} s)")
-    print(json.dumps({**figures, "spin_states": model.states, "spin_errors": model.errors}))
+    print(
+        json.dumps(
+            {
+                **figures,
+                "state_machine_examples": examples,
+                "state_machine_violations": violations,
+                "spin_states": model.states,
+                "spin_errors": model.errors,
+            }
+        )
+    )

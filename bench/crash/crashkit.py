@@ -114,6 +114,15 @@ class WorkerProcess:
         assert self._proc is not None
         self._proc.send_signal(signal.SIGKILL)
 
+    def pause(self) -> None:
+        """SIGSTOP: the process stays, frozen (a stalled VM, a debugger, swap death)."""
+        assert self._proc is not None
+        self._proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self._proc is not None
+        self._proc.send_signal(signal.SIGCONT)
+
     async def _keep_alive(self) -> None:
         while True:
             await asyncio.sleep(0.05)

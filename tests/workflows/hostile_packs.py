@@ -33,6 +33,7 @@ from agentledger.packs import Pack
 from agentledger.packs.support import PACK as SUPPORT
 from agentledger.packs.support.playbook import Playbook
 from agentledger.registry import register_pack
+from bench.protocol_machine import SHORT_TTL
 
 __all__ = ["INJECTED", "INJECTION", "SHORT_TTL", "register"]
 
@@ -45,12 +46,6 @@ def _variant(name: str, **changes: object) -> Pack:
         return SUPPORT.make_work_order(request, principal).model_copy(update={"pack": name})
 
     return replace(SUPPORT, name=name, make_work_order=make_work_order, **changes)  # type: ignore[arg-type]
-
-
-SHORT_TTL = _variant(
-    "support_short_ttl",
-    profile=SUPPORT.profile.model_copy(update={"approval_ttl_seconds": 2}),
-)
 
 
 @dataclass(frozen=True)
@@ -135,5 +130,5 @@ INJECTED = _variant(
 
 def register() -> None:
     """Make the variants available to this process's worker (idempotent)."""
-    register_pack(SHORT_TTL.name, f"{__name__}:SHORT_TTL")
+    register_pack(SHORT_TTL.name, "bench.protocol_machine:SHORT_TTL")
     register_pack(INJECTED.name, f"{__name__}:INJECTED")
