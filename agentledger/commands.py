@@ -61,11 +61,20 @@ def open_runtime(settings: Settings, *, seed: bool = False) -> Runtime:
     return runtime
 
 
+def retrieval_line(settings: Settings) -> str:
+    """Which retriever this worker's policy searches use (``AGENTLEDGER_RETRIEVAL``)."""
+    from agentledger.activities.retrieval import MODEL_ID
+
+    model = "" if settings.retrieval == "fulltext" else f", embeddings {MODEL_ID}"
+    return f"· policy retrieval: {settings.retrieval}{model} (AGENTLEDGER_RETRIEVAL)"
+
+
 async def dev(settings: Settings, args: argparse.Namespace) -> int:
     settings = with_local_provider(settings, args).with_overrides(metrics_port=args.metrics_port)
     start_server(settings)
     runtime = open_runtime(settings, seed=True)
     client = await connect(settings, runtime=observed(runtime))
+    say(retrieval_line(settings))
     say(
         f"· worker polling task queue {settings.task_queue}; Ctrl-C to stop (the server keeps "
         "running; `agentledger stop` stops both)"
@@ -89,6 +98,7 @@ async def worker(settings: Settings, args: argparse.Namespace) -> int:
     workers = runtime.workers(client, kinds)
     for each in workers:
         say(f"· worker polling task queue {each.task_queue} at {settings.address}")
+    say(retrieval_line(runtime.settings))
     await _serve(workers)
     return 0
 

@@ -1,4 +1,5 @@
-"""Retrieval tables: document revisions, their passages, and a full-text index per backend.
+"""Retrieval tables: document revisions, their passages, a full-text index per backend, and the
+passages' embeddings (``retrieval_embeddings``, used by semantic retrieval).
 
 Approval and effective dates are copied onto each passage row, so a filtered search needs no
 join beyond the index itself. SQLite indexes with an external-content FTS5 table (porter
@@ -12,9 +13,11 @@ from sqlalchemy import (
     Column,
     DateTime,
     Engine,
+    ForeignKey,
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -64,6 +67,22 @@ passages = Table(
     ),
     UniqueConstraint("tenant_id", "source_id", "revision", name="uq_retrieval_passage_revision"),
     Index("ix_retrieval_passages_doc", "tenant_id", "document_id", "revision"),
+)
+
+embeddings = Table(
+    "retrieval_embeddings",
+    metadata,
+    # One vector per passage row (a passage row is one revision of one passage) and model: a new
+    # revision has new rows and so new vectors; a new model id never reads an old model's.
+    Column("passage_id", Integer, ForeignKey(passages.c.passage_id), primary_key=True),
+    Column("model_id", String(80), primary_key=True),
+    Column("tenant_id", String(64), nullable=False),
+    Column("source_id", String(200), nullable=False),
+    Column("revision", String(64), nullable=False),
+    Column("content_hash", String(80), nullable=False),
+    Column("dimensions", Integer, nullable=False),
+    # float32, little-endian: bytea on PostgreSQL, a blob on SQLite; ranked in numpy.
+    Column("vector", LargeBinary, nullable=False),
 )
 
 FTS_TABLE = "retrieval_passages_fts"
