@@ -77,8 +77,11 @@ def search(
     missing = [i for i in ids if i not in vectors.rows]
     if missing:
         ensure_embedded(engine, embedder, missing)
+    query_vector = embedder.embed([query])[0]
     rows = np.fromiter((vectors.rows[i] for i in ids), dtype=np.int64, count=len(ids))
-    scores = vectors.matrix[rows] @ embedder.embed([query])[0]
+    # Every cached vector is scored (one matrix-vector product, cheaper than copying out the
+    # eligible rows first), but only the eligible rows' scores are ranked.
+    scores = (vectors.matrix @ query_vector)[rows]
     top = _top(scores, limit)
     ranked = [(ids[n], float(scores[n])) for n in top]
     return _hits(engine, ranked)
@@ -120,7 +123,11 @@ def _embed_rows(engine: Engine, embedder: Embedder, ids: list[int]) -> dict[int,
             .add_columns(p.title, p.text)
             .where(p.passage_id.in_(ids))
         ).all()
-    vectors = embedder.embed([passage_text(r.title, r.text) for r in rows])
+    # A passage an unchanged revision (or another tenant's copy) repeats is embedded once.
+    texts = [passage_text(r.title, r.text) for r in rows]
+    unique = list(dict.fromkeys(texts))
+    by_text = dict(zip(unique, _batched(embedder, unique), strict=True))
+    vectors = [by_text[t] for t in texts]
     records = [
         {
             "passage_id": r.passage_id,
@@ -137,6 +144,17 @@ def _embed_rows(engine: Engine, embedder: Embedder, ids: list[int]) -> dict[int,
     with engine.connect() as conn, conn.execution_options(**WRITE_OPTIONS).begin():
         insert_missing(conn, embeddings, records)  # another worker may have stored them first
     return {int(r.passage_id): v for r, v in zip(rows, vectors, strict=True)}
+
+
+def _batched(embedder: Embedder, texts: list[str], size: int = 32) -> list[Any]:
+    """Batches of similar length: padding to a long passage would slow every short one."""
+    order = sorted(range(len(texts)), key=lambda n: len(texts[n]))
+    out: list[Any] = [None] * len(texts)
+    for start in range(0, len(order), size):
+        part = order[start : start + size]
+        for n, vector in zip(part, embedder.embed([texts[n] for n in part]), strict=True):
+            out[n] = vector
+    return out
 
 
 def passage_text(title: str, body: str) -> str:
