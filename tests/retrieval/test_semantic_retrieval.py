@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from agentledger.activities.ports import ToolCall
 from agentledger.activities.retrieval import (
     MODEL_ID,
     Embedder,
@@ -23,6 +24,9 @@ from agentledger.activities.retrieval import (
     semantic_installed,
 )
 from agentledger.activities.retrieval._tables import embeddings, passages
+from agentledger.packs.support.contracts import PolicyQuery
+from agentledger.packs.support.seed import PRINCIPALS
+from agentledger.packs.support.tools import SearchReturnsPolicy
 from tests.retrieval.conftest import NOW, RETURNS, add_revision
 
 if not semantic_installed():
@@ -32,6 +36,14 @@ if not semantic_installed():
 
 SMASHED = "my package came smashed, can I get my money back?"
 DAMAGED = "returns-2026-08#damaged-items"
+
+
+class _AnyFloat:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, float) and other > 0
+
+
+ANY_FLOAT = _AnyFloat()
 
 
 def test_semantic_retrieval_finds_the_paraphrase_full_text_misses(
@@ -164,3 +176,20 @@ def _vector(retriever: SqlRetriever, revision: str) -> bytes:
             select(e.vector).where(e.source_id == DAMAGED, e.revision == revision)
         ).scalar_one()
     return found
+
+
+def test_the_policy_search_tool_records_why_each_passage_was_retrieved(
+    retriever: SqlRetriever,
+) -> None:
+    configure_retrieval("fused")
+    try:
+        args = PolicyQuery(query=SMASHED)
+        call = ToolCall("op_1", PRINCIPALS[0], args, None, NOW)
+        output = SearchReturnsPolicy().execute(retriever.engine, call)
+    finally:
+        configure_retrieval("fulltext")
+    results = output.output["results"]
+    assert isinstance(results, list)
+    by_source = {r["source_id"]: r["retrieved_by"] for r in results}  # type: ignore[index]
+    assert by_source[DAMAGED] == [{"retriever": "semantic", "rank": 1, "score": ANY_FLOAT}]
+    assert [e.source_id for e in output.evidence] == list(by_source)
