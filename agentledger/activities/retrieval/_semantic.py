@@ -28,6 +28,7 @@ from agentledger.activities.retrieval._embedder import DIMENSIONS, Embedder
 from agentledger.activities.retrieval._model import GLOBAL_TENANT, PassageHit, RetrievalReason
 from agentledger.activities.retrieval._search import Filters
 from agentledger.activities.retrieval._tables import embeddings, passages
+from agentledger.domain.canonical import sha256_hex
 
 _ELIGIBLE = text(
     "SELECT p.passage_id FROM retrieval_passages p"
@@ -123,11 +124,14 @@ def _embed_rows(engine: Engine, embedder: Embedder, ids: list[int]) -> dict[int,
             .add_columns(p.title, p.text)
             .where(p.passage_id.in_(ids))
         ).all()
-    # A passage an unchanged revision (or another tenant's copy) repeats is embedded once.
+    # A text already embedded (an unchanged passage of a new revision, another tenant's copy,
+    # a repeat within this batch) reuses its vector; only new texts run the model.
     texts = [passage_text(r.title, r.text) for r in rows]
-    unique = list(dict.fromkeys(texts))
-    by_text = dict(zip(unique, _batched(embedder, unique), strict=True))
-    vectors = [by_text[t] for t in texts]
+    hashes = [sha256_hex(t) for t in texts]
+    by_hash = _stored_by_text(engine, embedder.model_id, set(hashes))
+    new = {h: t for h, t in zip(hashes, texts, strict=True) if h not in by_hash}
+    by_hash |= dict(zip(new, _batched(embedder, list(new.values())), strict=True))
+    vectors = [by_hash[h] for h in hashes]
     records = [
         {
             "passage_id": r.passage_id,
@@ -136,14 +140,26 @@ def _embed_rows(engine: Engine, embedder: Embedder, ids: list[int]) -> dict[int,
             "source_id": r.source_id,
             "revision": r.revision,
             "content_hash": r.content_hash,
+            "embedded_hash": h,
             "dimensions": DIMENSIONS,
             "vector": v.astype("<f4").tobytes(),
         }
-        for r, v in zip(rows, vectors, strict=True)
+        for r, h, v in zip(rows, hashes, vectors, strict=True)
     ]
     with engine.connect() as conn, conn.execution_options(**WRITE_OPTIONS).begin():
         insert_missing(conn, embeddings, records)  # another worker may have stored them first
     return {int(r.passage_id): v for r, v in zip(rows, vectors, strict=True)}
+
+
+def _stored_by_text(engine: Engine, model_id: str, hashes: set[str]) -> dict[str, Any]:
+    e = embeddings.c
+    with engine.connect() as conn:
+        found = conn.execute(
+            select(e.embedded_hash, e.vector).where(
+                e.model_id == model_id, e.embedded_hash.in_(sorted(hashes))
+            )
+        ).all()
+    return {str(h): np.frombuffer(v, dtype="<f4") for h, v in found}
 
 
 def _batched(embedder: Embedder, texts: list[str], size: int = 32) -> list[Any]:

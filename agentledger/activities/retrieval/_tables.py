@@ -80,9 +80,13 @@ embeddings = Table(
     Column("source_id", String(200), nullable=False),
     Column("revision", String(64), nullable=False),
     Column("content_hash", String(80), nullable=False),
+    # sha256 of exactly the text embedded (heading and body): a passage an unchanged revision or
+    # another tenant's copy repeats reuses the vector instead of running the model again.
+    Column("embedded_hash", String(80), nullable=False),
     Column("dimensions", Integer, nullable=False),
     # float32, little-endian: bytea on PostgreSQL, a blob on SQLite; ranked in numpy.
     Column("vector", LargeBinary, nullable=False),
+    Index("ix_retrieval_embeddings_text", "model_id", "embedded_hash"),
 )
 
 FTS_TABLE = "retrieval_passages_fts"
