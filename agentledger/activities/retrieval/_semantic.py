@@ -1,10 +1,13 @@
 """Semantic search: the same filters as full-text first, then cosine similarity in numpy.
 
 The filters (tenant or global, approved, effective at ``now``) select the passage rows a search
-may see *before* anything is ranked, so another tenant's passage or a superseded revision can
-never outrank, displace or appear among the results. Their vectors are then compared by brute
-force: at 10,000 passages a matrix-vector product is well under a millisecond
-(``python -m bench.semantic``).
+may see *before* anything is ranked. They are evaluated in numpy over a per-process copy of the
+passages' filter columns, valid while ``retrieval_generation`` (bumped by every write that adds
+passages or changes which are in force) is unchanged: reading 10,000 ids through SQL per query
+would cost more than the whole ranking. Filtering first means another tenant's passage or a
+superseded revision can never outrank, displace or appear among the results. The admitted
+passages' vectors are then compared by brute force: at 10,000 passages a single-threaded
+matrix-vector product takes about half a millisecond (``python -m bench.semantic``).
 
 A vector belongs to one passage row (one revision) and one model id and never changes, so each
 process keeps the vectors it has read in memory, per engine; rows not embedded yet (loaded before
@@ -14,54 +17,114 @@ search and stored.
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, bindparam, select, text
+from sqlalchemy import Engine, select
 
 from agentledger.activities._sql import WRITE_OPTIONS, insert_missing
-from agentledger.activities._terms import utc
+from agentledger.activities._terms import aware, utc
 from agentledger.activities.retrieval._embedder import DIMENSIONS, Embedder
 from agentledger.activities.retrieval._model import GLOBAL_TENANT, PassageHit, RetrievalReason
 from agentledger.activities.retrieval._search import Filters
-from agentledger.activities.retrieval._tables import embeddings, passages
+from agentledger.activities.retrieval._tables import current_generation, embeddings, passages
 from agentledger.domain.canonical import sha256_hex
 
-_ELIGIBLE = text(
-    "SELECT p.passage_id FROM retrieval_passages p"
-    " WHERE p.tenant_id IN (:tenant, :global_tenant) AND p.approved"
-    " AND p.effective_from <= :now AND (p.effective_until IS NULL OR p.effective_until > :now)"
-)
 _CHUNK = 500
 """Ids per ``IN (...)`` when reading or embedding rows the cache lacks."""
 
 
 class _Vectors:
-    """One engine's vectors of one model: a growing float32 matrix and its row per passage."""
+    """One engine's vectors of one model: a growing float32 matrix, and the matrix row of each
+    passage id (``-1``: not loaded), as an array so that a query maps ids to rows in one step."""
 
     def __init__(self) -> None:
-        self.rows: dict[int, int] = {}
+        self.row_of = np.full(0, -1, dtype=np.int64)
         self.matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
         self.lock = threading.Lock()
 
+    def rows(self, ids: Any) -> Any:
+        """The matrix rows of ``ids`` (an int64 array), ``-1`` where not loaded."""
+        row_of = self.row_of  # replaced, never changed in place: a consistent snapshot
+        if not len(row_of):
+            return np.full(len(ids), -1, dtype=np.int64)
+        inside = ids < len(row_of)
+        return np.where(inside, row_of[np.where(inside, ids, 0)], -1)
+
     def add(self, ids: Sequence[int], vectors: Any) -> None:
         with self.lock:
-            fresh = [(i, v) for i, v in zip(ids, vectors, strict=True) if i not in self.rows]
+            known = self.rows(np.asarray(ids, dtype=np.int64))
+            fresh = [(i, v) for i, v, row in zip(ids, vectors, known, strict=True) if row < 0]
             if not fresh:
                 return
             start = len(self.matrix)
-            self.matrix = np.vstack([self.matrix, np.stack([v for _, v in fresh])])
-            self.rows.update((i, start + n) for n, (i, _) in enumerate(fresh))
+            matrix = np.vstack([self.matrix, np.stack([v for _, v in fresh])])
+            row_of = np.full(max(len(self.row_of), max(i for i, _ in fresh) + 1), -1, np.int64)
+            row_of[: len(self.row_of)] = self.row_of
+            row_of[[i for i, _ in fresh]] = np.arange(start, start + len(fresh))
+            self.matrix = matrix  # before row_of: a reader never sees a row beyond the matrix
+            self.row_of = row_of
+
+
+@dataclass(frozen=True)
+class _FilterTable:
+    """Every passage row's filter columns as arrays, as of one ``retrieval_generation``."""
+
+    generation: int
+    ids: Any
+    tenants: Any
+    approved: Any
+    effective_from: Any
+    effective_until: Any
+
+    def admitted(self, filters: Filters) -> Any:
+        """The ids the search filters admit, as ``_search``'s SQL filters would."""
+        now = utc(filters.now).timestamp()
+        mask = (self.tenants == filters.tenant_id) | (self.tenants == GLOBAL_TENANT)
+        mask &= self.approved & (self.effective_from <= now) & (self.effective_until > now)
+        return self.ids[mask]
 
 
 _CACHES: weakref.WeakKeyDictionary[Engine, dict[str, _Vectors]] = weakref.WeakKeyDictionary()
+_TABLES: weakref.WeakKeyDictionary[Engine, _FilterTable] = weakref.WeakKeyDictionary()
 
 
 def _cache(engine: Engine, model_id: str) -> _Vectors:
     return _CACHES.setdefault(engine, {}).setdefault(model_id, _Vectors())
+
+
+def _filter_table(engine: Engine) -> _FilterTable:
+    """The cached filter columns while the generation is unchanged, else read afresh. The
+    generation is read first, so the rows read after it are at least as new as it says."""
+    with engine.connect() as conn:
+        current = current_generation(conn)
+        cached = _TABLES.get(engine)
+        if cached is not None and cached.generation == current:
+            return cached
+        p = passages.c
+        rows = conn.execute(
+            select(p.passage_id, p.tenant_id, p.approved, p.effective_from, p.effective_until)
+        ).all()
+    table = _FilterTable(
+        generation=current,
+        ids=np.array([r[0] for r in rows], dtype=np.int64),
+        tenants=np.array([r[1] for r in rows], dtype=object),
+        approved=np.array([bool(r[2]) for r in rows], dtype=bool),
+        effective_from=np.array([_epoch(r[3]) for r in rows], dtype=np.float64),
+        effective_until=np.array([_epoch(r[4]) for r in rows], dtype=np.float64),
+    )
+    _TABLES[engine] = table
+    return table
+
+
+def _epoch(at: datetime | None) -> float:
+    return math.inf if at is None else utc(aware(at)).timestamp()
 
 
 def search(
@@ -70,21 +133,21 @@ def search(
     """The ``limit`` passages most similar to ``query`` among those ``filters`` admit."""
     if not query.strip() or limit <= 0:
         return []
-    with engine.connect() as conn:
-        ids = _eligible(conn, filters)
-    if not ids:
+    ids = _filter_table(engine).admitted(filters)
+    if not len(ids):
         return []
     vectors = _cache(engine, embedder.model_id)
-    missing = [i for i in ids if i not in vectors.rows]
-    if missing:
-        ensure_embedded(engine, embedder, missing)
+    rows = vectors.rows(ids)
+    if (rows < 0).any():
+        ensure_embedded(engine, embedder, ids[rows < 0].tolist())
+        rows = vectors.rows(ids)
     query_vector = embedder.embed([query])[0]
-    rows = np.fromiter((vectors.rows[i] for i in ids), dtype=np.int64, count=len(ids))
     # Every cached vector is scored (one matrix-vector product, cheaper than copying out the
-    # eligible rows first), but only the eligible rows' scores are ranked.
-    scores = (vectors.matrix @ query_vector)[rows]
+    # admitted rows first), but only the admitted rows' scores are ranked. einsum, not BLAS:
+    # a single-threaded product does not fight the worker's other threads for the cores.
+    scores = np.einsum("ij,j->i", vectors.matrix, query_vector)[rows]
     top = _top(scores, limit)
-    ranked = [(ids[n], float(scores[n])) for n in top]
+    ranked = [(int(ids[n]), float(scores[n])) for n in top]
     return _hits(engine, ranked)
 
 
@@ -99,12 +162,6 @@ def ensure_embedded(engine: Engine, embedder: Embedder, passage_ids: Sequence[in
         if todo:
             new = _embed_rows(engine, embedder, todo)
             vectors.add(list(new), list(new.values()))
-
-
-def _eligible(conn: Connection, filters: Filters) -> list[int]:
-    statement = _ELIGIBLE.bindparams(bindparam("now", type_=passages.c.effective_from.type))
-    params = {"tenant": filters.tenant_id, "global_tenant": GLOBAL_TENANT, "now": utc(filters.now)}
-    return [int(i) for (i,) in conn.execute(statement, params)]
 
 
 def _stored(engine: Engine, model_id: str, ids: list[int]) -> dict[int, Any]:

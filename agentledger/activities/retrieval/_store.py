@@ -33,7 +33,7 @@ from agentledger.activities.retrieval._model import (
     RetrievalMode,
 )
 from agentledger.activities.retrieval._modes import active_mode
-from agentledger.activities.retrieval._tables import documents, passages
+from agentledger.activities.retrieval._tables import bump_generation, documents, passages
 
 
 def _natural(revision: str) -> tuple[tuple[int, int, str], ...]:
@@ -160,6 +160,7 @@ class SqlRetriever(SqlStore):
                 for row in _passage_rows(tenant_id, document_id, revision, effective_from, parsed)
             ]
             _search.index(conn, ids)
+            bump_generation(conn)
         if active_mode() != "fulltext":
             # A new revision's passages are new rows: embed them now, not at a customer's query.
             from agentledger.activities.retrieval import _semantic
@@ -207,6 +208,7 @@ class SqlRetriever(SqlStore):
                 .values(approval_state=state, approved_by=by)
             )
             self._recompute(conn, tenant_id, document_id)
+            bump_generation(conn)
             found = self._document(conn, *key)
         assert found is not None
         return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy import (
     Boolean,
     Column,
+    Connection,
     DateTime,
     Engine,
     ForeignKey,
@@ -23,9 +24,11 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    select,
+    update,
 )
 
-from agentledger.activities._sql import install_schema
+from agentledger.activities._sql import insert_missing, install_schema
 
 metadata = MetaData()
 
@@ -89,6 +92,15 @@ embeddings = Table(
     Index("ix_retrieval_embeddings_text", "model_id", "embedded_hash"),
 )
 
+generation = Table(
+    "retrieval_generation",
+    metadata,
+    # One row, bumped in the same transaction as every change to which passages exist or are in
+    # force: a process's in-memory copy of the passages' filter columns is valid while it matches.
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("generation", Integer, nullable=False),
+)
+
 FTS_TABLE = "retrieval_passages_fts"
 _SQLITE_DDL = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
@@ -109,3 +121,14 @@ def install(engine: Engine) -> None:
     install_schema(
         engine, metadata, _PG_LOCK_KEY, {"postgresql": _POSTGRES_DDL, "sqlite": _SQLITE_DDL}
     )
+
+
+def bump_generation(conn: Connection) -> None:
+    """Inside a write transaction that changed passages: readers' cached filters are stale."""
+    insert_missing(conn, generation, [{"id": 1, "generation": 0}])
+    conn.execute(update(generation).values(generation=generation.c.generation + 1))
+
+
+def current_generation(conn: Connection) -> int:
+    found = conn.execute(select(generation.c.generation)).scalar()
+    return int(found or 0)
