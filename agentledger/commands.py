@@ -74,11 +74,11 @@ async def dev(settings: Settings, args: argparse.Namespace) -> int:
     start_server(settings)
     runtime = open_runtime(settings, seed=True)
     client = await connect(settings, runtime=observed(runtime))
-    say(retrieval_line(settings))
     say(
         f"· worker polling task queue {settings.task_queue}; Ctrl-C to stop (the server keeps "
         "running; `agentledger stop` stops both)"
     )
+    say(retrieval_line(settings))
     pid_file = settings.data_dir / DEV_PID_FILE
     pid_file.write_text(str(os.getpid()))  # so that `stop` ends this worker with its server
     try:
