@@ -110,8 +110,10 @@ def test_a_superseded_revision_is_never_returned_and_the_new_one_is_embedded(
         hits = retriever.search(SMASHED, tenant_id="acme", now=NOW, limit=10, mode=mode)
         returns = [h for h in hits if h.document_id == "returns-2026-08"]
         assert returns and {h.revision for h in returns} == {"v2"}, mode
-    old, new = (_vector(retriever, rev) for rev in ("v1", "v2"))
-    assert old != new  # the new revision's passage has a vector of its own text
+    old, new = (_vector(retriever, DAMAGED, rev) for rev in ("v1", "v2"))
+    assert old != new  # the changed passage has a vector of its own text
+    late = "returns-2026-08#late-delivery"  # unchanged: its vector is reused, not recomputed
+    assert _vector(retriever, late, "v1") == _vector(retriever, late, "v2")
 
 
 def test_with_semantic_retrieval_on_a_new_revision_is_embedded_when_it_is_stored(
@@ -169,11 +171,11 @@ def test_a_tampered_vocabulary_is_refused_with_a_typed_error(tmp_path: Path) -> 
         Embedder(vocab_path=vocab)
 
 
-def _vector(retriever: SqlRetriever, revision: str) -> bytes:
+def _vector(retriever: SqlRetriever, source_id: str, revision: str) -> bytes:
     e = embeddings.c
     with retriever.engine.connect() as conn:
         found: bytes = conn.execute(
-            select(e.vector).where(e.source_id == DAMAGED, e.revision == revision)
+            select(e.vector).where(e.source_id == source_id, e.revision == revision)
         ).scalar_one()
     return found
 
