@@ -195,3 +195,22 @@ def test_the_policy_search_tool_records_why_each_passage_was_retrieved(
     by_source = {r["source_id"]: r["retrieved_by"] for r in results}  # type: ignore[index]
     assert by_source[DAMAGED] == [{"retriever": "semantic", "rank": 1, "score": ANY_FLOAT}]
     assert [e.source_id for e in output.evidence] == list(by_source)
+
+
+def test_a_semantic_worker_verifies_the_model_before_it_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentledger.activities.retrieval import _embedder, shared_embedder
+    from agentledger.commands import retrieval_line
+    from agentledger.config import Settings
+    from agentledger.errors import ConfigError
+
+    assert MODEL_ID in retrieval_line(Settings(retrieval="fused"))
+    assert retrieval_line(Settings()) == "· policy retrieval: fulltext (AGENTLEDGER_RETRIEVAL)"
+    monkeypatch.setattr(_embedder, "MODEL_SHA256", "0" * 64)  # as if the file had changed
+    shared_embedder.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="sha256"):
+            retrieval_line(Settings(retrieval="semantic"))
+    finally:
+        shared_embedder.cache_clear()
