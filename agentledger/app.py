@@ -20,6 +20,8 @@ from agentledger.activities.memory import install as install_memory
 from agentledger.activities.messages import ActivityQueues
 from agentledger.activities.models import model_clients
 from agentledger.activities.ports import ModelClient
+from agentledger.activities.retrieval import SemanticUnavailable, configure_retrieval
+from agentledger.activities.retrieval import install as install_retrieval
 from agentledger.activities.run_activities import RunActivities
 from agentledger.config import KINDS, QueueLimits, Settings
 from agentledger.domain.tools import ToolContract
@@ -48,6 +50,15 @@ PASSTHROUGH = (
     "jwt",  # approval assertions: their compact JWS parsed and verified
     "cryptography",  # ... with the Ed25519 key the manifest pinned
 )
+
+
+def configure_policy_retrieval(mode: str) -> None:
+    """The retriever policy searches use in this process (logged); a typed error when it needs
+    the ``semantic`` extra and the extra is missing."""
+    try:
+        configure_retrieval(mode)
+    except (ValueError, SemanticUnavailable) as exc:
+        raise ConfigError(f"AGENTLEDGER_RETRIEVAL={mode}: {exc}") from None
 
 
 def pack_contracts(name: str) -> Mapping[str, ToolContract]:
@@ -85,6 +96,8 @@ class Runtime:
         for name in pack_names():
             get_pack(name).install(ledger.engine)
         install_memory(ledger.engine)
+        install_retrieval(ledger.engine)  # documents, passages, full-text index, embeddings
+        configure_policy_retrieval(settings.retrieval)
         return cls(settings, ledger)
 
     def seed(self) -> bool:

@@ -62,15 +62,33 @@ def open_runtime(settings: Settings, *, seed: bool = False) -> Runtime:
     return runtime
 
 
+def retrieval_line(settings: Settings) -> str:
+    """Which retriever this worker's policy searches use (``AGENTLEDGER_RETRIEVAL``). A worker
+    that ranks semantically loads and verifies the embedding model now, so a changed or missing
+    file stops it at start instead of failing a customer's first question."""
+    from agentledger.activities.retrieval import MODEL_ID, RetrievalError, shared_embedder
+
+    if settings.retrieval == "fulltext":
+        return "· policy retrieval: fulltext (AGENTLEDGER_RETRIEVAL)"
+    try:
+        shared_embedder()
+    except RetrievalError as exc:
+        raise ConfigError(f"AGENTLEDGER_RETRIEVAL={settings.retrieval}: {exc}") from None
+    mode = settings.retrieval
+    return f"· policy retrieval: {mode}, embeddings {MODEL_ID} (AGENTLEDGER_RETRIEVAL)"
+
+
 async def dev(settings: Settings, args: argparse.Namespace) -> int:
     settings = with_local_provider(settings, args).with_overrides(metrics_port=args.metrics_port)
     start_server(settings)
     runtime = open_runtime(settings, seed=True)
+    retrieval = retrieval_line(settings)
     client = await connect(settings, runtime=observed(runtime))
     say(
         f"· worker polling task queue {settings.task_queue}; Ctrl-C to stop (the server keeps "
         "running; `agentledger stop` stops both)"
     )
+    say(retrieval)
     pid_file = settings.data_dir / DEV_PID_FILE
     pid_file.write_text(str(os.getpid()))  # so that `stop` ends this worker with its server
     try:
@@ -86,10 +104,12 @@ async def worker(settings: Settings, args: argparse.Namespace) -> int:
     if unknown := [kind for kind in kinds if kind not in KINDS]:
         raise ConfigError(f"--queues: no kind of work {', '.join(unknown)}; use {','.join(KINDS)}")
     runtime = open_runtime(settings.with_overrides(metrics_port=args.metrics_port))
+    retrieval = retrieval_line(runtime.settings)
     client = await connect(runtime.settings, runtime=observed(runtime))
     workers = runtime.workers(client, kinds)
     for each in workers:
         say(f"· worker polling task queue {each.task_queue} at {settings.address}")
+    say(retrieval)
     if "workflows" in kinds and settings.trusted_keys_file is None:
         # Runs this worker prepares pin only its own data directory's key: in a fleet, every
         # worker would pin another, and the API's or another host's signatures are refused.

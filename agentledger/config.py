@@ -94,6 +94,10 @@ class Settings:
     ``None``: the data directory's local issuer, created on first use)."""
     issuer_name: str = "agentledger-local"
     """The ``iss`` this process signs as (``AGENTLEDGER_ISSUER_NAME``)."""
+    retrieval: str = "fulltext"
+    """How policy searches rank passages (``AGENTLEDGER_RETRIEVAL``): ``fulltext`` (the
+    default, base install), ``semantic`` (sentence embeddings) or ``fused`` (both, by reciprocal
+    rank); the last two need ``pip install 'agentledger[semantic]'``."""
     model_providers: Mapping[str, ProviderConfig] = field(default_factory=dict, hash=False)
     """The model providers a run may name: endpoint, key variable and allowed models, set on
     the worker (``AGENTLEDGER_MODEL_PROVIDERS``), never by whoever starts a run."""
@@ -211,6 +215,19 @@ def database_url(url: str | None, password_file: str | None) -> str | None:
     return make_url(url).set(password=password).render_as_string(hide_password=False)
 
 
+def retrieval_mode(value: str | None) -> str:
+    """``AGENTLEDGER_RETRIEVAL`` checked: a known mode whose packages are installed."""
+    from agentledger.activities.retrieval import SemanticUnavailable, check_mode
+
+    raw = (value or "").strip().lower() or "fulltext"
+    try:
+        return check_mode(raw)
+    except ValueError as exc:
+        raise ConfigError(f"AGENTLEDGER_RETRIEVAL: {exc}") from None
+    except SemanticUnavailable as exc:
+        raise ConfigError(f"AGENTLEDGER_RETRIEVAL={raw}: {exc}") from None
+
+
 def from_environment() -> Settings:
     env = os.environ.get
     return Settings(
@@ -240,5 +257,6 @@ def from_environment() -> Settings:
         ),
         issuer_key=_optional_path("AGENTLEDGER_ISSUER_KEY"),
         issuer_name=env("AGENTLEDGER_ISSUER_NAME") or "agentledger-local",
+        retrieval=retrieval_mode(env("AGENTLEDGER_RETRIEVAL")),
         model_providers=model_providers(env(PROVIDERS_VARIABLE)),
     )

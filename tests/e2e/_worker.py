@@ -20,6 +20,8 @@ def cli_worker(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
     assert process.stdout is not None
     first = process.stdout.readline()
     assert "worker polling" in first, first + process.stdout.read()
+    retrieval = process.stdout.readline()
+    assert retrieval.startswith("· policy retrieval: "), retrieval
     if "AGENTLEDGER_TRUSTED_KEYS" not in env:  # a worker that pins only its own key says so
         warned = process.stdout.readline()
         assert warned.startswith("warning: AGENTLEDGER_TRUSTED_KEYS is not set"), warned

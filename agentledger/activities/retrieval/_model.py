@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict
 from agentledger.domain.tools import EvidencePassage
 
 ApprovalState = Literal["draft", "approved", "withdrawn"]
+RetrieverName = Literal["fulltext", "semantic"]
+RetrievalMode = Literal["fulltext", "semantic", "fused"]
+RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("fulltext", "semantic", "fused")
 GLOBAL_TENANT = "*"
 """Documents every tenant may read (a pack's shipped policies)."""
 
@@ -33,6 +36,15 @@ class PolicyDocument(_Value):
     superseded_by: str | None = None
 
 
+class RetrievalReason(_Value):
+    """Why a passage was retrieved: which retriever ranked it where, with what score (bm25 or
+    ts_rank for full-text, cosine similarity for semantic)."""
+
+    retriever: RetrieverName
+    rank: int
+    score: float
+
+
 class PassageHit(_Value):
     """A passage with the exact revision and hash it came from; ``score`` is backend-specific."""
 
@@ -46,6 +58,8 @@ class PassageHit(_Value):
     tenant_id: str
     trust: Literal["approved_policy"] = "approved_policy"
     score: float = 0.0
+    """The retriever's own score; for a fused hit, its reciprocal-rank-fusion score."""
+    retrieved_by: tuple[RetrievalReason, ...] = ()
 
     def evidence(self) -> EvidencePassage:
         return EvidencePassage(
@@ -75,8 +89,10 @@ class RetrievalError(Exception):
     """Base of retrieval errors::
 
     RetrievalError
-    ├── DocumentConflict   a stored revision already has different content
-    └── DocumentNotFound   no such document revision for this tenant
+    ├── DocumentConflict      a stored revision already has different content
+    ├── DocumentNotFound      no such document revision for this tenant
+    ├── SemanticUnavailable   semantic retrieval asked for without the ``semantic`` extra
+    └── EmbeddingModelError   the embedding model or its vocabulary is not the pinned file
     """
 
 
@@ -85,4 +101,12 @@ class DocumentConflict(RetrievalError):
 
 
 class DocumentNotFound(RetrievalError):
+    pass
+
+
+class SemanticUnavailable(RetrievalError):
+    pass
+
+
+class EmbeddingModelError(RetrievalError):
     pass

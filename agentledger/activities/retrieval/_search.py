@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, DateTime, bindparam, text
+from sqlalchemy import Connection, DateTime, RowMapping, bindparam, text
 
 from agentledger.activities._terms import fts5_query, query_terms, tsquery, utc
-from agentledger.activities.retrieval._model import GLOBAL_TENANT, PassageHit
+from agentledger.activities.retrieval._model import GLOBAL_TENANT, PassageHit, RetrievalReason
 from agentledger.activities.retrieval._tables import FTS_TABLE
 
 _COLUMNS = (
@@ -56,7 +56,13 @@ def search(conn: Connection, query: str, limit: int, filters: Filters | None) ->
         params["now"] = utc(filters.now)
         statement = statement.bindparams(bindparam("now", type_=DateTime(timezone=True)))
     rows = conn.execute(statement, params).mappings().all()
-    return [PassageHit(**{**row, "score": float(row["score"])}) for row in rows]
+    return [_hit(row, rank) for rank, row in enumerate(rows, start=1)]
+
+
+def _hit(row: RowMapping, rank: int) -> PassageHit:
+    score = float(row["score"])
+    reason = RetrievalReason(retriever="fulltext", rank=rank, score=score)
+    return PassageHit(**{**row, "score": score, "retrieved_by": (reason,)})
 
 
 def index(conn: Connection, passage_ids: list[int]) -> None:

@@ -20,6 +20,8 @@ from sqlalchemy.exc import IntegrityError
 from agentledger.activities._sql import SqlStore
 from agentledger.activities._terms import aware, utc
 from agentledger.activities.retrieval import _search
+from agentledger.activities.retrieval._embedder import shared_embedder
+from agentledger.activities.retrieval._fusion import fuse
 from agentledger.activities.retrieval._markdown import ParsedDocument
 from agentledger.activities.retrieval._model import (
     GLOBAL_TENANT,
@@ -28,8 +30,10 @@ from agentledger.activities.retrieval._model import (
     DocumentNotFound,
     PassageHit,
     PolicyDocument,
+    RetrievalMode,
 )
-from agentledger.activities.retrieval._tables import documents, passages
+from agentledger.activities.retrieval._modes import active_mode
+from agentledger.activities.retrieval._tables import bump_generation, documents, passages
 
 
 def _natural(revision: str) -> tuple[tuple[int, int, str], ...]:
@@ -38,15 +42,41 @@ def _natural(revision: str) -> tuple[tuple[int, int, str], ...]:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
 
 
+FUSION_DEPTH = 20
+"""How deep each retriever's ranking goes into a fusion: a passage one retriever ranks 15th can
+still win when the other ranks it first."""
+
+
 class SqlRetriever(SqlStore):
     """The ``Retriever`` port plus the document operations behind ``agentledger docs``."""
 
     # ---------------------------------------------------------------- the port
     def search(
-        self, query: str, *, tenant_id: str, now: datetime, limit: int = 3
+        self,
+        query: str,
+        *,
+        tenant_id: str,
+        now: datetime,
+        limit: int = 3,
+        mode: RetrievalMode | None = None,
     ) -> list[PassageHit]:
+        """Full-text, semantic or both fused (``mode``; ``None``: the process's configured
+        retriever). Every hit says which retriever ranked it where (``retrieved_by``)."""
+        mode = mode or active_mode()
+        filters = _search.Filters(tenant_id, now)
+        if mode == "fulltext":
+            with self._engine.connect() as conn:
+                return _search.search(conn, query, limit, filters)
+        from agentledger.activities.retrieval import _semantic  # numpy: the extra only
+
+        embedder = shared_embedder()
+        if mode == "semantic":
+            return _semantic.search(self._engine, embedder, query, limit, filters)
+        depth = max(limit, FUSION_DEPTH)
         with self._engine.connect() as conn:
-            return _search.search(conn, query, limit, _search.Filters(tenant_id, now))
+            lexical = _search.search(conn, query, depth, filters)
+        semantic = _semantic.search(self._engine, embedder, query, depth, filters)
+        return fuse([lexical, semantic], limit)
 
     def search_unfiltered(self, query: str, *, limit: int = 3) -> list[PassageHit]:
         """Every tenant and revision on the same index: audit and benchmarks only."""
@@ -130,6 +160,12 @@ class SqlRetriever(SqlStore):
                 for row in _passage_rows(tenant_id, document_id, revision, effective_from, parsed)
             ]
             _search.index(conn, ids)
+            bump_generation(conn)
+        if active_mode() != "fulltext":
+            # A new revision's passages are new rows: embed them now, not at a customer's query.
+            from agentledger.activities.retrieval import _semantic
+
+            _semantic.ensure_embedded(self._engine, shared_embedder(), ids)
         return True
 
     def approve(
@@ -172,6 +208,7 @@ class SqlRetriever(SqlStore):
                 .values(approval_state=state, approved_by=by)
             )
             self._recompute(conn, tenant_id, document_id)
+            bump_generation(conn)
             found = self._document(conn, *key)
         assert found is not None
         return found

@@ -1,4 +1,5 @@
-"""Retrieval tables: document revisions, their passages, and a full-text index per backend.
+"""Retrieval tables: document revisions, their passages, a full-text index per backend, and the
+passages' embeddings (``retrieval_embeddings``, used by semantic retrieval).
 
 Approval and effective dates are copied onto each passage row, so a filtered search needs no
 join beyond the index itself. SQLite indexes with an external-content FTS5 table (porter
@@ -10,19 +11,24 @@ from __future__ import annotations
 from sqlalchemy import (
     Boolean,
     Column,
+    Connection,
     DateTime,
     Engine,
+    ForeignKey,
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
     Text,
     UniqueConstraint,
+    select,
+    update,
 )
 
-from agentledger.activities._sql import install_schema
+from agentledger.activities._sql import insert_missing, install_schema
 
 metadata = MetaData()
 
@@ -66,6 +72,35 @@ passages = Table(
     Index("ix_retrieval_passages_doc", "tenant_id", "document_id", "revision"),
 )
 
+embeddings = Table(
+    "retrieval_embeddings",
+    metadata,
+    # One vector per passage row (a passage row is one revision of one passage) and model: a new
+    # revision has new rows and so new vectors; a new model id never reads an old model's.
+    Column("passage_id", Integer, ForeignKey(passages.c.passage_id), primary_key=True),
+    Column("model_id", String(80), primary_key=True),
+    Column("tenant_id", String(64), nullable=False),
+    Column("source_id", String(200), nullable=False),
+    Column("revision", String(64), nullable=False),
+    Column("content_hash", String(80), nullable=False),
+    # sha256 of exactly the text embedded (heading and body): a passage an unchanged revision or
+    # another tenant's copy repeats reuses the vector instead of running the model again.
+    Column("embedded_hash", String(80), nullable=False),
+    Column("dimensions", Integer, nullable=False),
+    # float32, little-endian: bytea on PostgreSQL, a blob on SQLite; ranked in numpy.
+    Column("vector", LargeBinary, nullable=False),
+    Index("ix_retrieval_embeddings_text", "model_id", "embedded_hash"),
+)
+
+generation = Table(
+    "retrieval_generation",
+    metadata,
+    # One row, bumped in the same transaction as every change to which passages exist or are in
+    # force: a process's in-memory copy of the passages' filter columns is valid while it matches.
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("generation", Integer, nullable=False),
+)
+
 FTS_TABLE = "retrieval_passages_fts"
 _SQLITE_DDL = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
@@ -86,3 +121,14 @@ def install(engine: Engine) -> None:
     install_schema(
         engine, metadata, _PG_LOCK_KEY, {"postgresql": _POSTGRES_DDL, "sqlite": _SQLITE_DDL}
     )
+
+
+def bump_generation(conn: Connection) -> None:
+    """Inside a write transaction that changed passages: readers' cached filters are stale."""
+    insert_missing(conn, generation, [{"id": 1, "generation": 0}])
+    conn.execute(update(generation).values(generation=generation.c.generation + 1))
+
+
+def current_generation(conn: Connection) -> int:
+    found = conn.execute(select(generation.c.generation)).scalar()
+    return int(found or 0)

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
 from agentledger.activities.ports import ToolCall, ToolOutput
-from agentledger.activities.retrieval import search_evidence
+from agentledger.activities.retrieval import search_passages
 from agentledger.domain.tools import (
     ResourceRef,
     ToolContract,
@@ -191,18 +191,24 @@ class GetCustomer:
 
 @dataclass(frozen=True)
 class SearchReturnsPolicy:
-    """Policy evidence from the versioned document store (full-text, tenant-filtered, only
-    approved revisions in force at ``call.now``)."""
+    """Policy evidence from the versioned document store (tenant-filtered, only approved
+    revisions in force at ``call.now``), ranked by the process's retriever
+    (``AGENTLEDGER_RETRIEVAL``: full-text by default, semantic or fused with the extra)."""
 
     contract: ToolContract = SEARCH_RETURNS_POLICY
 
     def execute(self, engine: Engine, call: ToolCall) -> ToolOutput:
         args = call.arguments
         assert isinstance(args, PolicyQuery)
-        evidence = search_evidence(
-            engine, args.query, tenant_id=call.principal.tenant_id, now=call.now, limit=3
-        )
-        results = [e.model_dump(mode="json") for e in evidence]
+        hits = search_passages(engine, args.query, call.principal.tenant_id, call.now, limit=3)
+        evidence = tuple(hit.evidence() for hit in hits)
+        # The full result (stored in the ledger) says why each passage was retrieved: which
+        # retriever ranked it where, with what score. The model's view keeps only the passage.
+        results = [
+            e.model_dump(mode="json")
+            | {"retrieved_by": [r.model_dump(mode="json") for r in hit.retrieved_by]}
+            for e, hit in zip(evidence, hits, strict=True)
+        ]
         return ToolOutput(
             status="succeeded",
             output={"results": results, "count": len(results)},
