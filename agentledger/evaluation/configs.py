@@ -21,8 +21,6 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from agentledger.activities.ports import Pack
 from agentledger.domain.evaluation import (
     EvalConfig,
@@ -33,6 +31,7 @@ from agentledger.domain.evaluation import (
     configuration_hash,
 )
 from agentledger.errors import ConfigurationsIdentical, EvalInputInvalid
+from agentledger.evaluation.sources import one_line
 from agentledger.registry import UnknownPack, get_pack
 
 __all__ = ["Configuration", "load_config", "resolve_pair"]
@@ -60,9 +59,10 @@ def load_config(path: Path) -> EvalConfig:
         text = path.read_text(encoding="utf-8")
         raw = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
         return EvalConfig.model_validate(raw)
-    except (OSError, ValueError, ValidationError) as exc:
-        # ValidationError is a ValueError; its text names every field that is wrong.
-        raise EvalInputInvalid(f"configuration {path}: {exc}", "config_unreadable") from None
+    except (OSError, ValueError) as exc:  # a ValidationError is a ValueError
+        raise EvalInputInvalid(
+            f"configuration {path}: {one_line(exc)}", "config_unreadable"
+        ) from None
 
 
 def _resolve(path: Path, suite_pack: str) -> Configuration:
@@ -79,7 +79,7 @@ def _resolve(path: Path, suite_pack: str) -> Configuration:
     try:
         profile = apply_override(base.profile, config)
     except EvalInputError as exc:
-        raise EvalInputInvalid(f"configuration {path}: {exc}", exc.code) from None
+        raise EvalInputInvalid(f"configuration {path}: {one_line(exc)}", exc.code) from None
     pack = replace(base, name=f"{base.name}+{config.name}", profile=profile)
     return Configuration(str(path), config, pack)
 

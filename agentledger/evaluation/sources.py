@@ -23,7 +23,17 @@ from agentledger.domain.workorder import WorkOrder
 from agentledger.errors import EvalInputInvalid, SuiteNotFound
 from agentledger.registry import UnknownPack, get_pack
 
-__all__ = ["SHIPPED", "SuiteSource", "SupportSource", "load_suite"]
+__all__ = ["SHIPPED", "SuiteSource", "SupportSource", "load_suite", "one_line"]
+
+
+def one_line(exc: Exception) -> str:
+    """An error as one line: a pydantic error as each field's location and message."""
+    if isinstance(exc, ValidationError):
+        fields = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'document'}: {e['msg']}" for e in exc.errors()
+        )
+        return f"{exc.error_count()} invalid field(s): {fields}"
+    return " ".join(str(exc).split())
 
 
 class SuiteSource:
@@ -110,8 +120,8 @@ def load_suite(spec: str, *, limit: int = 0) -> SuiteSource:
 def _from_file(path: Path) -> SuiteSource:
     try:
         suite = Suite.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, ValidationError) as exc:
-        raise EvalInputInvalid(f"suite file {path}: {exc}", "suite_unreadable") from None
+    except (OSError, ValueError) as exc:  # a ValidationError is a ValueError
+        raise EvalInputInvalid(f"suite file {path}: {one_line(exc)}", "suite_unreadable") from None
     pack = checked_pack(suite)
     hooks = _SOURCES_WITH_FILES.get(pack.name)
     if hooks is None:
