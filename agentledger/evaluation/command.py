@@ -67,12 +67,15 @@ async def run_eval(
             f"· ledger {own.ledger_url} (open a run: agentledger show RUN_ID "
             f"--data-dir {own.data_dir})"
         )
-    client = await connect(own)
-    stack = EvalStack(runtime, client, issuer_for(own))
-    async with runtime.worker(client):
-        rows = await run_pairs(
-            stack, source, (a, b), repeat, on_row=print_progress if progress else lambda r: None
-        )
+    try:
+        client = await connect(own)
+        stack = EvalStack(runtime, client, issuer_for(own))
+        async with runtime.worker(client):
+            rows = await run_pairs(
+                stack, source, (a, b), repeat, on_row=print_progress if progress else lambda r: None
+            )
+    finally:
+        runtime.ledger.engine.dispose()
     header = {
         "eval_id": eval_id,
         "suite": source.suite.name,
@@ -90,4 +93,8 @@ async def run_eval(
         for c in (a, b)
     }
     cases = [c.case_id for c in source.suite.cases]
-    return build_report(header, (a.name, b.name), meta, rows, cases, repeat)
+    report = build_report(header, (a.name, b.name), meta, rows, cases, repeat)
+    # Kept beside the eval's ledger, whatever else the caller writes: the report stays with the
+    # runs it is about.
+    (own.data_dir / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    return report

@@ -75,6 +75,8 @@ def test_two_context_budgets_are_compared_on_real_runs_traced_to_their_manifests
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     report = EvalReport.model_validate_json(out_json.read_text())
+    kept = tmp_path / "data" / "evals" / report.eval_id / "report.json"
+    assert EvalReport.model_validate_json(kept.read_text()) == report
 
     # The terminal table: a row per work order and configuration, and the totals.
     assert "TOTAL" in done.stdout and "injection_in_tool_result" in done.stdout
