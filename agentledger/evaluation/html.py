@@ -45,7 +45,7 @@ def _totals(report: EvalReport) -> str:
     rows = []
     for name in report.configurations:
         t = report.totals[name]
-        cells = "".join(f"<td>{t.figures[f]:g}</td>" for f in FIGURES)
+        cells = "".join(f"<td>{svg.fmt(t.figures[f])}</td>" for f in FIGURES)
         rows.append(
             f"<tr><td>{escape(name)}</td><td><code>{escape(t.pack)}</code></td>"
             f"<td><code>{escape(t.configuration_hash)}</code></td>"

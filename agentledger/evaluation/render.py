@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentledger.evaluation.report import CaseSide, EvalReport, RunRow
+from agentledger.evaluation.svg import fmt
 
 __all__ = ["print_progress", "print_table", "table"]
 
@@ -16,13 +17,8 @@ def print_progress(row: RunRow) -> None:
           f"{verdict}")  # fmt: skip
 
 
-def _number(value: float) -> str:
-    """Whole numbers as they are, fractions (cost, seconds, means) to three figures."""
-    return f"{value:.0f}" if value == int(value) else f"{value:.3g}"
-
-
 def _cells(side: CaseSide) -> list[str]:
-    return [f"{side.passed}/{side.runs}"] + [_number(side.figures[f]) for f, _ in _SHOWN]
+    return [f"{side.passed}/{side.runs}"] + [fmt(side.figures[f]) for f, _ in _SHOWN]
 
 
 def table(report: EvalReport) -> str:
@@ -38,7 +34,7 @@ def table(report: EvalReport) -> str:
     for name in (a, b):
         t = report.totals[name]
         lines.append(["TOTAL" if name == a else "", name, f"{t.passed}/{t.runs}",
-                      *(_number(t.figures[f]) for f, _ in _SHOWN),
+                      *(fmt(t.figures[f]) for f, _ in _SHOWN),
                       t.configuration_hash.removeprefix("sha256:")[:12], ""])  # fmt: skip
     widths = [max(len(row[i]) for row in lines) for i in range(len(head) - 1)]
     out = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1]

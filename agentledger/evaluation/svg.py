@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-__all__ = ["PALETTE", "grouped_bars", "stacked_bars"]
+__all__ = ["PALETTE", "fmt", "grouped_bars", "stacked_bars"]
 
 PALETTE = ("#3b6ea5", "#d08c2f", "#5a9e6f", "#a35d8f", "#8c8c8c", "#c44e52")
 _LABEL, _BAR, _GAP, _PLOT = 190, 14, 10, 420
@@ -33,12 +33,22 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
     ])  # fmt: skip
 
 
-def _legend(names: Sequence[str], y: float) -> list[str]:
+def fmt(value: float) -> str:
+    """Whole numbers whole, anything else to three significant figures."""
+    return f"{value:.0f}" if value == int(value) else f"{value:.3g}"
+
+
+_PER_ROW = 4
+
+
+def _legend(names: Sequence[str], y: float) -> tuple[list[str], float]:
+    """Swatches four to a row; returns them and the y below the last row."""
     out = []
     for i, name in enumerate(names):
-        x = _LABEL + i * 150
-        out += [_rect(x, y - 10, 12, 12, PALETTE[i % len(PALETTE)], name), _text(x + 16, y, name)]
-    return out
+        x, row_y = _LABEL + (i % _PER_ROW) * 125, y + (i // _PER_ROW) * 18
+        color = PALETTE[i % len(PALETTE)]
+        out += [_rect(x, row_y - 10, 12, 12, color, name), _text(x + 16, row_y, name)]
+    return out, y + ((len(names) - 1) // _PER_ROW + 1) * 18
 
 
 def grouped_bars(
@@ -47,18 +57,16 @@ def grouped_bars(
     """A bar per series within each group (e.g. each configuration's tokens per work order)."""
     names = list(series)
     top = max((v for values in series.values() for v in values), default=0.0) or 1.0
-    y, body = 30.0, _legend(names, 40)
-    y += 20
+    body, y = _legend(names, 40)
     for g, group in enumerate(groups):
         body.append(_text(_LABEL - 6, y + _BAR * len(names) / 2 + 4, group, "end"))
         for s, name in enumerate(names):
             value = series[name][g]
             width = _PLOT * value / top
             color = PALETTE[s % len(PALETTE)]
-            body.append(
-                _rect(_LABEL, y, width, _BAR - 2, color, f"{name} {group}: {value:g}{unit}")
-            )
-            body.append(_text(_LABEL + width + 4, y + _BAR - 4, f"{value:g}{unit}", size=10))
+            label = f"{fmt(value)}{unit}"
+            body.append(_rect(_LABEL, y, width, _BAR - 2, color, f"{name} {group}: {label}"))
+            body.append(_text(_LABEL + width + 4, y + _BAR - 4, label, size=10))
             y += _BAR
         y += _GAP
     return _svg(_LABEL + _PLOT + 80, int(y + 10), title, body)
@@ -68,7 +76,7 @@ def stacked_bars(title: str, bars: Mapping[str, Mapping[str, float]], unit: str 
     """A bar per key, split into its parts (e.g. each configuration's tokens by section)."""
     parts = sorted({p for values in bars.values() for p in values})
     top = max((sum(v.values()) for v in bars.values()), default=0.0) or 1.0
-    y, body = 50.0, _legend(parts, 40)
+    body, y = _legend(parts, 40)
     for name, values in bars.items():
         body.append(_text(_LABEL - 6, y + _BAR, name, "end"))
         x = float(_LABEL)
@@ -82,10 +90,10 @@ def stacked_bars(title: str, bars: Mapping[str, Mapping[str, float]], unit: str 
                     width,
                     _BAR * 1.5,
                     color,
-                    f"{name} {part}: {values.get(part, 0.0):g}{unit}",
+                    f"{name} {part}: {fmt(values.get(part, 0.0))}{unit}",
                 )
             )
             x += width
-        body.append(_text(x + 4, y + _BAR, f"{sum(values.values()):g}{unit}", size=10))
+        body.append(_text(x + 4, y + _BAR, f"{fmt(sum(values.values()))}{unit}", size=10))
         y += _BAR * 1.5 + _GAP
     return _svg(_LABEL + _PLOT + 90, int(y + 10), title, body)
