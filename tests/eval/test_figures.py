@@ -91,3 +91,21 @@ def test_the_bootstrap_is_reproducible_and_brackets_the_mean() -> None:
     assert first.mean_difference == pytest.approx(1.375)
     assert first.low <= first.mean_difference <= first.high
     assert first.low < first.high
+
+
+def test_the_configuration_example_in_the_docs_resolves() -> None:
+    import re
+    import tomllib
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "eval.md").read_text()
+    (block,) = [b for b in re.findall(r"```toml\n(.*?)```", docs, re.S) if "name =" in b]
+    config = EvalConfig.model_validate(tomllib.loads(block))
+    profile = apply_override(SUPPORT_PROFILE, config)
+    assert profile.token_budget.sections["evidence"].tokens == 150
+    assert [g.name for g in profile.tool_grants] == [
+        "get_order",
+        "search_returns_policy",
+        "create_refund",
+    ]
+    assert config.pricing.cost(1_000_000, 1_000_000) == pytest.approx(2.0)
