@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import Field, JsonValue
 
@@ -52,65 +53,67 @@ class RunFigures(Frozen):
 
 def figures_of(events: Sequence[ev.RunEvent]) -> RunFigures:
     """The figures of one run's complete event stream (run_started first)."""
-    start = events[0]
+    start, kinds = events[0], Counter(e.kind for e in events)
+    packets = [e for e in events if isinstance(e, ev.ContextPacketBuilt)]
+    charges = [e for e in events if isinstance(e, ev.BudgetCharged)]
     sections: Counter[str] = Counter()
-    charged = Counter[str]()
-    authorised: dict[str, dict[str, JsonValue]] = {}
-    receipts, denials, succeeded = [], [], set()
-    status, answer, failure = "running", "", ""
-    citations: tuple[str, ...] = ()
-    claimed: tuple[str, ...] = ()
-    counts: Counter[str] = Counter()
-    for event in events:
-        counts[event.kind] += 1
-        if isinstance(event, ev.ContextPacketBuilt):
-            sections.update(event.section_tokens)
-            charged["omissions"] += event.omission_count
-        elif isinstance(event, ev.ToolCallAuthorised):
-            authorised[event.operation_id] = event.arguments
-        elif isinstance(event, ev.ToolReceiptRecorded):
-            r = event.receipt
-            receipts.append(
-                ReceiptSeen(
-                    tool=r.tool, status=r.status, arguments=authorised.get(r.operation_id, {})
-                )
-            )
-            if r.status == "succeeded":
-                succeeded.add(r.operation_id)
-        elif isinstance(event, ev.ToolCallDenied):
-            denials.append(f"{event.tool}:{event.reason_code}")
-        elif isinstance(event, ev.DecisionRejected) and event.reason_code == "insufficient_context":
-            charged["insufficient_context"] += 1
-        elif isinstance(event, ev.BudgetCharged):
-            charged["tokens"] += event.tokens
-            charged["input"] += event.input_tokens
-            charged["output"] += event.output_tokens
-        elif isinstance(event, ev.RunCompleted):
-            status, answer = "completed", event.answer
-            citations, claimed = event.cited_source_ids, event.claimed_operation_ids
-        elif isinstance(event, ev.RunFailed):
-            status, failure = "failed", f"{event.reason_code}: {event.message}"
-            charged["insufficient_context"] += event.reason_code == "insufficient_context"
+    for packet in packets:
+        sections.update(packet.section_tokens)
+    receipts, succeeded = _receipts(events)
     return RunFigures(
         run_id=start.run_id,
         manifest_hash=start.manifest_hash,
-        status=status,
-        steps=counts["step_started"],
-        receipts=tuple(receipts),
-        denials=tuple(denials),
-        approvals_asked=counts["approval_requested"],
-        insufficient_context=charged["insufficient_context"],
-        omissions=charged["omissions"],
+        steps=kinds["step_started"],
+        receipts=receipts,
+        denials=tuple(
+            f"{e.tool}:{e.reason_code}" for e in events if isinstance(e, ev.ToolCallDenied)
+        ),
+        approvals_asked=kinds["approval_requested"],
+        insufficient_context=sum(
+            isinstance(e, ev.DecisionRejected | ev.RunFailed)
+            and e.reason_code == "insufficient_context"
+            for e in events
+        ),
+        omissions=sum(p.omission_count for p in packets),
         tokens_by_section=dict(sorted(sections.items())),
-        input_tokens=charged["input"],
-        output_tokens=charged["output"],
-        tokens=charged["tokens"],
-        citations=citations,
-        claimed_operation_ids=claimed,
-        unexecuted_claims=tuple(op for op in claimed if op not in succeeded),
-        answer=answer,
-        failure=failure,
+        input_tokens=sum(c.input_tokens for c in charges),
+        output_tokens=sum(c.output_tokens for c in charges),
+        tokens=sum(c.tokens for c in charges),
+        **_ending(events, succeeded),
     )
+
+
+def _receipts(events: Sequence[ev.RunEvent]) -> tuple[tuple[ReceiptSeen, ...], set[str]]:
+    """Every receipt with the arguments its call was authorised with; the succeeded ones' ids."""
+    authorised: dict[str, dict[str, JsonValue]] = {}
+    seen, succeeded = [], set()
+    for event in events:
+        if isinstance(event, ev.ToolCallAuthorised):
+            authorised[event.operation_id] = event.arguments
+        elif isinstance(event, ev.ToolReceiptRecorded):
+            r = event.receipt
+            arguments = authorised.get(r.operation_id, {})
+            seen.append(ReceiptSeen(tool=r.tool, status=r.status, arguments=arguments))
+            if r.status == "succeeded":
+                succeeded.add(r.operation_id)
+    return tuple(seen), succeeded
+
+
+def _ending(events: Sequence[ev.RunEvent], succeeded: set[str]) -> dict[str, Any]:
+    """How the run ended: its status, answer, citations and claims, or its failure."""
+    end = next((e for e in reversed(events) if isinstance(e, ev.RunCompleted | ev.RunFailed)), None)
+    if isinstance(end, ev.RunCompleted):
+        claimed = end.claimed_operation_ids
+        return {
+            "status": "completed",
+            "answer": end.answer,
+            "citations": end.cited_source_ids,
+            "claimed_operation_ids": claimed,
+            "unexecuted_claims": tuple(op for op in claimed if op not in succeeded),
+        }
+    if isinstance(end, ev.RunFailed):
+        return {"status": "failed", "failure": f"{end.reason_code}: {end.message}"}
+    return {"status": "running"}
 
 
 def _matches(seen: ReceiptSeen, pattern: ReceiptPattern) -> bool:
