@@ -121,3 +121,20 @@ def _traced(report: EvalReport) -> None:
             assert events[0].work_order.pack == f"support+{row.configuration}"
     hashes = {n: t.configuration_hash for n, t in report.totals.items()}
     assert len(set(hashes.values())) == 2
+
+
+async def test_the_shipped_support_suite_holds_under_the_generous_budget(
+    temporal_server: DevServer, tmp_path: Path
+) -> None:
+    """Every expectation the shipped suite states is met by the support agent with room for its
+    evidence: the suite's hashes and citations are the agent's real outcomes, not guesses."""
+    from agentledger.config import Settings
+    from agentledger.evaluation import load_suite, resolve_pair, run_eval
+
+    tight, generous = _configs(tmp_path)
+    source = load_suite("support")
+    settings = Settings(data_dir=tmp_path, temporal_address=temporal_server.address)
+    report = await run_eval(settings, source, resolve_pair([tight, generous], "support"), 1)
+    failed = {r.case_id: r.problems for r in report.runs if r.configuration == "generous-context"}
+    assert {case: found for case, found in failed.items() if found} == {}
+    assert len(failed) == len(source.suite.cases) == 7
