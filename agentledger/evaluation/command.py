@@ -10,6 +10,7 @@ pass rates: its report says how each configuration did.
 from __future__ import annotations
 
 import argparse
+import shutil
 import uuid
 from datetime import UTC, datetime
 
@@ -60,6 +61,12 @@ async def run_eval(
     eval_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     own = eval_settings(settings, eval_id)
     runtime = open_eval_stack(own, (a, b))
+    try:
+        source.check_users(runtime.ledger)
+    except EvalInputInvalid:
+        runtime.ledger.engine.dispose()
+        shutil.rmtree(own.data_dir)  # nothing ran there: leave no empty eval behind
+        raise
     if progress:
         say(
             f"· eval {eval_id}: suite {source.suite.name} v{source.suite.version}, "

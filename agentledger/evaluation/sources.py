@@ -42,14 +42,19 @@ class SuiteSource:
     def __init__(self, suite: Suite) -> None:
         self.suite = suite
 
+    def check_users(self, ledger: Ledger) -> None:
+        """Refuse, before any run, a case whose requester is not in the seeded directory."""
+        for case in self.suite.cases:
+            if case.user and ledger.get_principal(case.user) is None:
+                raise EvalInputInvalid(
+                    f"suite {self.suite.name}: case {case.case_id} asks as {case.user!r}, who "
+                    f"is not in pack {self.suite.pack}'s directory",
+                    "unknown_user",
+                )
+
     def work_order(self, case: EvalCase, pack: Pack, ledger: Ledger, nonce: str) -> WorkOrder:
         principal = ledger.get_principal(case.user)
-        if principal is None:
-            raise EvalInputInvalid(
-                f"suite {self.suite.name}: case {case.case_id} asks as {case.user!r}, who is not "
-                f"in pack {pack.name}'s directory",
-                "unknown_user",
-            )
+        assert principal is not None, "check_users runs first"
         return pack.make_work_order(case.request, principal)
 
     def fresh_copy(self, engine: Engine, case: EvalCase) -> None:

@@ -54,8 +54,10 @@ def test_an_unknown_suite_is_not_found(tmp_path: Path, capsys: pytest.CaptureFix
         ({"cases": [{"case_id": "x", "user": "usr_73", "request": "hi", "fixture": "flood"}]},
          "names fixture 'flood'"),
         ({"cases": [{"case_id": "x", "colour": "red"}]}, "colour"),
+        ({"cases": [{"case_id": "x", "user": "nobody", "request": "hi"}]},
+         "asks as 'nobody', who is not in pack support's directory"),
     ],
-    ids=["unknown-pack", "unknown-tool", "unknown-fixture", "unknown-field"],
+    ids=["unknown-pack", "unknown-tool", "unknown-fixture", "unknown-field", "unknown-user"],
 )  # fmt: skip
 def test_a_suite_naming_what_its_pack_lacks_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], changes: dict[str, object], expected: str
@@ -65,6 +67,7 @@ def test_a_suite_naming_what_its_pack_lacks_is_refused(
     code, err = _run(capsys, suite, tight, _write(tmp_path, "g.json", GENEROUS))
     assert code == 2
     assert expected in err
+    assert not list((tmp_path / "data").glob("evals/*"))  # refused: no eval left behind
 
 
 def test_a_configuration_cannot_grant_a_tool_its_pack_does_not(
