@@ -15,7 +15,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from temporalio.client import Client
 
@@ -27,9 +26,9 @@ from agentledger.domain.workorder import WorkOrder
 from agentledger.evaluation.configs import Configuration
 from agentledger.evaluation.report import RunRow
 from agentledger.evaluation.sources import SuiteSource
-from agentledger.identity import Issuer, issuer_for
+from agentledger.identity import Issuer
 
-__all__ = ["EvalStack", "eval_settings", "run_case", "run_pairs"]
+__all__ = ["EvalStack", "drive", "eval_settings", "open_eval_stack", "run_case", "run_pairs"]
 
 
 def eval_settings(settings: Settings, eval_id: str) -> Settings:
@@ -124,12 +123,8 @@ async def run_pairs(
 
 def open_eval_stack(settings: Settings, configs: tuple[Configuration, ...]) -> Runtime:
     """The eval's runtime: its own seeded ledger, and the configurations' overlay packs."""
-    Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
     runtime = Runtime.open(settings)
     runtime.seed()
     runtime.overlays.update({c.pack.name: c.pack for c in configs})
     return runtime
-
-
-def signer(settings: Settings) -> Issuer:
-    return issuer_for(settings)
