@@ -34,8 +34,11 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
 
 
 def fmt(value: float) -> str:
-    """Whole numbers whole, anything else to three significant figures."""
-    return f"{value:.0f}" if value == int(value) else f"{value:.3g}"
+    """Whole numbers and anything from 100 up without decimals, smaller fractions to three
+    significant figures (no exponent notation: 0.000123 is still written out)."""
+    if value == int(value) or abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}" if abs(value) >= 0.001 else f"{value:.6f}"
 
 
 _PER_ROW = 4
