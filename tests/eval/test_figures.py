@@ -109,3 +109,19 @@ def test_the_configuration_example_in_the_docs_resolves() -> None:
         "create_refund",
     ]
     assert config.pricing.cost(1_000_000, 1_000_000) == pytest.approx(2.0)
+
+
+def test_the_svg_writer_escapes_names_and_writes_well_formed_svg() -> None:
+    import xml.etree.ElementTree as ET
+
+    from agentledger.evaluation.svg import grouped_bars, stacked_bars
+
+    hostile = "<script>alert(1)</script>"
+    plots = [
+        grouped_bars("t", [hostile, "b"], {"a&b": [1.0, 2.5], hostile: [0.0, 3.0]}, "s"),
+        stacked_bars("t", {hostile: {"evidence": 10.0, "fixed": 5.0}, "x": {}}),
+    ]
+    for plot in plots:
+        root = ET.fromstring(plot)  # well formed, or this raises
+        assert root.tag.endswith("svg")
+        assert "<script>" not in plot and "&lt;script&gt;" in plot
