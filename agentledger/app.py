@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from temporalio.client import Client
@@ -19,7 +19,7 @@ from agentledger.activities.memory import MemoryActivities, MemoryStore, remembe
 from agentledger.activities.memory import install as install_memory
 from agentledger.activities.messages import ActivityQueues
 from agentledger.activities.models import model_clients
-from agentledger.activities.ports import ModelClient
+from agentledger.activities.ports import ModelClient, Pack
 from agentledger.activities.retrieval import SemanticUnavailable, configure_retrieval
 from agentledger.activities.retrieval import install as install_retrieval
 from agentledger.activities.run_activities import RunActivities
@@ -81,6 +81,14 @@ class Runtime:
     ledger: Ledger
     metrics: LedgerMetrics | None = None
     """Set by ``serve_metrics``: the projection observing this process's ledger appends."""
+    overlays: dict[str, Pack] = field(default_factory=dict)
+    """Packs this process's workers serve beside the installed ones, by name: the derived
+    configurations an eval compares (``agentledger.evaluation``); never seeded or listed."""
+
+    def pack(self, name: str) -> Pack:
+        """The pack called ``name``: an overlay, else an installed pack (``UnknownPack``)."""
+        overlay = self.overlays.get(name)
+        return overlay if overlay is not None else get_pack(name)
 
     @classmethod
     def open(cls, settings: Settings) -> Runtime:
@@ -137,7 +145,8 @@ class Runtime:
     def models(self) -> Mapping[str, ModelClient]:
         """Every pack's scripted models (``playbook``) plus the real providers."""
         packs = {k: v for name in pack_names() for k, v in get_pack(name).models.items()}
-        return {**packs, **model_clients(self.settings)}
+        overlaid = {k: v for pack in self.overlays.values() for k, v in pack.models.items()}
+        return {**packs, **overlaid, **model_clients(self.settings)}
 
     def worker(self, client: Client, *, max_concurrent: int = 64) -> Worker:
         """One worker for every kind of work, on the one task queue they share."""
@@ -175,7 +184,7 @@ class Runtime:
         run = RunActivities(
             self.ledger,
             self.models(),
-            packs=get_pack,
+            packs=self.pack,
             memory=memory,
             trusted_keys=trusted_keys(self.settings),
             queues=ActivityQueues(model=self.settings.model_queue, tool=self.settings.tool_queue),

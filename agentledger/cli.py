@@ -36,6 +36,7 @@ _COMMANDS = {
     "token": "agentledger.token_command:token",
     "check-replay": "agentledger.replay_check:check_replay",
     "deploy": "agentledger.deploy_command:deploy",
+    "eval": "agentledger.evaluation.command:evaluate",
     **{name: f"agentledger.pack_commands:{name}" for name in ("packs", "schema", "new")},
 }
 
@@ -88,8 +89,28 @@ def _parser() -> argparse.ArgumentParser:
     _token_parser(command("token", help="bearer tokens and public keys of this issuer"))
     command("stop", help="stop the embedded Temporal server")
     _pack_parsers(command)
+    _eval_parser(command("eval", help="compare two configurations on an eval suite's work orders"))
     _serve_parser(command("serve", help="the HTTP API and web UI (approvals inbox, runs)"))
     return parser
+
+
+def _eval_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "suite",
+        help="a shipped suite (support, tau2-retail, tau2-airline, agentdojo-banking, "
+        "agentdojo-slack) or a suite file (JSON)",
+    )
+    parser.add_argument(
+        "--manifest",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="a configuration (JSON or TOML: a pack and its overrides); give exactly two",
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="runs per work order (default 1)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N work orders")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
+    parser.add_argument("--html", type=Path, metavar="PATH", help="write the HTML report here")
 
 
 def _serve_parser(serve: argparse.ArgumentParser) -> None:

@@ -2,11 +2,15 @@
 
 AgentLedgerError
  ├── ConfigError          a flag or environment variable is invalid
+ │    └── EvalInputInvalid an eval suite or configuration file that cannot run (unknown
+ │                         pack, tool, fixture or user; unreadable or mistyped file)
  ├── ServerUnavailable    the Temporal server cannot be reached or started
  ├── DatabaseUnavailable  the ledger database cannot be reached
  ├── NotFound             an unknown run, approval or principal
+ │    └── SuiteNotFound    an eval suite that is neither shipped nor a file
  ├── Refused              the runtime refused the request (e.g. an approval by the requester)
- └── RunStuck             a run keeps failing the same activity (a model endpoint that is down)
+ ├── RunStuck             a run keeps failing the same activity (a model endpoint that is down)
+ └── ConfigurationsIdentical  two eval configurations that would freeze the same manifest
 """
 
 from __future__ import annotations
@@ -45,3 +49,21 @@ class Refused(AgentLedgerError):
 
 class RunStuck(AgentLedgerError):
     exit_code = 6
+
+
+class EvalInputInvalid(ConfigError):
+    """Exit 2, like every input that cannot be used as given; ``code`` names which kind."""
+
+    def __init__(self, message: str, code: str = "eval_input_invalid") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class SuiteNotFound(NotFound):
+    pass
+
+
+class ConfigurationsIdentical(AgentLedgerError):
+    """Exit 7: the comparison asked for is empty (nothing between the two manifests differs)."""
+
+    exit_code = 7

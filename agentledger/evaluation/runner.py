@@ -1,0 +1,130 @@
+"""Run a suite's work orders under two configurations, through the real runtime.
+
+The eval gets a ledger of its own (``<data dir>/evals/<eval id>/ledger.db``): every run it
+starts is recorded there, and the support pack's system of record there is reset before each
+work order, which is only safe on a database nobody else uses. Runs go through the configured
+Temporal server (the embedded dev server by default) on a task queue of the eval's own, served
+by a worker in this process that also serves the two configurations' overlay packs. Approvals
+are decided as the suite's approver would, signed by the eval directory's issuer, over the same
+update a person's decision takes.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from temporalio.client import Client
+
+from agentledger import client_ops
+from agentledger.app import Runtime
+from agentledger.config import Settings
+from agentledger.domain.evaluation import EvalCase, figures_of, problems
+from agentledger.domain.workorder import WorkOrder
+from agentledger.evaluation.configs import Configuration
+from agentledger.evaluation.report import RunRow
+from agentledger.evaluation.sources import SuiteSource
+from agentledger.identity import Issuer
+
+__all__ = ["EvalStack", "drive", "eval_settings", "open_eval_stack", "run_case", "run_pairs"]
+
+
+def eval_settings(settings: Settings, eval_id: str) -> Settings:
+    """The eval's own ledger and task queue on the configured Temporal server (one queue for
+    every kind of work: the eval's worker serves them all)."""
+    return replace(
+        settings,
+        data_dir=settings.data_dir / "evals" / eval_id,
+        database_url=None,
+        task_queue=f"eval-{eval_id}",
+        model_queue=None,
+        tool_queue=None,
+    )
+
+
+@dataclass
+class EvalStack:
+    runtime: Runtime
+    client: Client
+    issuer: Issuer
+
+    @property
+    def queue(self) -> str:
+        return self.runtime.settings.task_queue
+
+
+async def run_case(
+    stack: EvalStack, source: SuiteSource, case: EvalCase, config: Configuration, repeat: int
+) -> RunRow:
+    """One work order under one configuration on a fresh copy of the system of record."""
+    ledger = stack.runtime.ledger
+    source.fresh_copy(ledger.engine, case)
+    nonce = uuid.uuid4().hex[:8]
+    order = source.work_order(case, config.pack, ledger, nonce)
+    order = order.model_copy(update={"pack": config.pack.name})
+    run_id = f"eval-{config.name}-{case.case_id}-{repeat}-{nonce}"
+    started = time.perf_counter()
+    await drive(stack, order, run_id, approver=source.approver(order), approve=case.approve)
+    wall = time.perf_counter() - started
+    events = ledger.read(run_id)
+    f = figures_of(events)
+    end_state = source.end_state(ledger.engine, order)
+    cost = config.config.pricing.cost(f.input_tokens, f.output_tokens)
+    f = f.model_copy(update={"wall_seconds": wall, "end_state_hash": end_state, "cost": cost})
+    found = (*problems(case.expect, f), *source.extra_problems(ledger.engine, order, events))
+    return RunRow(
+        configuration=config.name, case_id=case.case_id, repeat=repeat, figures=f, problems=found
+    )
+
+
+async def drive(
+    stack: EvalStack, order: WorkOrder, run_id: str, *, approver: str, approve: bool
+) -> None:
+    """Start the run and see it to its end, deciding each approval it asks for."""
+    handle = await client_ops.start_run(stack.client, stack.queue, order, run_id=run_id)
+    while True:
+        state = await client_ops.wait_for(stack.client, run_id, pending_approval=True, timeout=600)
+        if state.status in ("completed", "failed") or state.awaiting is not None:
+            break
+        for pending in list(state.pending_approvals.values()):
+            await client_ops.decide(
+                stack.client,
+                run_id,
+                pending.approval_id,
+                approver,
+                issuer=stack.issuer,
+                approve=approve,
+                reason="" if approve else "the eval case rejects this proposal",
+            )
+    if state.awaiting is None:
+        await handle.result()
+
+
+async def run_pairs(
+    stack: EvalStack,
+    source: SuiteSource,
+    configs: tuple[Configuration, Configuration],
+    repeat: int,
+    on_row: Callable[[RunRow], None] = lambda row: None,
+) -> list[RunRow]:
+    """Every case under both configurations, ``repeat`` times; the order of the two flips on
+    each repeat so neither always runs on a warmer worker."""
+    rows = []
+    for k in range(repeat):
+        for case in source.suite.cases:
+            for config in configs if k % 2 == 0 else configs[::-1]:
+                row = await run_case(stack, source, case, config, k)
+                on_row(row)
+                rows.append(row)
+    return rows
+
+
+def open_eval_stack(settings: Settings, configs: tuple[Configuration, ...]) -> Runtime:
+    """The eval's runtime: its own seeded ledger, and the configurations' overlay packs."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    runtime = Runtime.open(settings)
+    runtime.seed()
+    runtime.overlays.update({c.pack.name: c.pack for c in configs})
+    return runtime
