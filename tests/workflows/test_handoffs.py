@@ -16,6 +16,7 @@ from agentledger import client_ops
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project
 from agentledger.packs.support.review import FRAUD_CHECK
+from agentledger.reading import print_run
 from agentledger.registry import get_pack
 from agentledger.render import timeline
 from tests._temporal import Harness
@@ -53,7 +54,7 @@ def _child(h: Harness, run_id: str, n: int = 1) -> list[ev.RunEvent]:
 
 
 async def test_a_clear_verdict_lets_the_refund_through_and_the_child_is_on_the_timeline(
-    harness: Harness,
+    harness: Harness, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_id = await _start(harness)
     await approve_pending(harness, run_id)
@@ -66,6 +67,8 @@ async def test_a_clear_verdict_lets_the_refund_through_and_the_child_is_on_the_t
     assert completed.output == {"verdict": "clear", "reasons": []}
     assert refund_rows(harness) == 1
     assert any(requested.child_run_id in line for line in timeline(events))
+    assert print_run(harness.runtime.ledger, run_id) == 0  # `agentledger show` of the parent
+    assert f"`agentledger show {requested.child_run_id}`" in capsys.readouterr().out
     child = _child(harness, run_id)
     assert [e.seq for e in child] == list(range(1, len(child) + 1))
     assert isinstance(child[-1], ev.RunCompleted)
