@@ -132,10 +132,13 @@ class AgentRunWorkflow:
 
     async def _record_cancelled(self) -> None:
         """Cancelled (a parent's cancellation reaches its child this way): the end is recorded,
-        even while an approval was pending. Runs from before handoffs ended unrecorded."""
+        and approvals still pending expire with the run. Runs from before handoffs ended
+        unrecorded."""
         run = self._run
         if not workflow.patched("handoffs") or run.state.status != "running":
             return
+        for approval_id in run.state.pending_approvals:  # out of the inbox: nothing can use them
+            run.record(ev.ApprovalExpired(**run.stamp(), approval_id=approval_id))
         run.fail("cancelled", "the run was cancelled")
         await run.flush()
 

@@ -6,6 +6,7 @@
 - ``handoff_wide``: the contract grants the child a tool the parent does not hold.
 - ``handoff_refunder``: the child may refund (within the parent's grants) and proposes one, so it
   waits on an approval (for cancelling the parent while it waits).
+- ``handoff_slow``: the same child under a contract that ends it after two seconds.
 
 Registered with ``register_pack`` before a harness builds its worker (which collects models).
 """
@@ -33,7 +34,7 @@ from agentledger.packs.support.review import (
 from agentledger.packs.support.review import PACK as REVIEWED
 from agentledger.registry import register_pack
 
-__all__ = ["GREEDY", "REFUNDER", "SLOPPY", "TIGHT", "WIDE", "register"]
+__all__ = ["GREEDY", "REFUNDER", "SLOPPY", "SLOW", "TIGHT", "WIDE", "register"]
 
 
 def _model(name: str) -> ModelProfile:
@@ -170,6 +171,14 @@ REFUNDER = _variant(
         }
     ),
     models={"refunding_child": RefundingChild()},
+)
+
+SLOW = _variant(
+    "handoff_slow",
+    contract=REFUNDER.profile.handoffs[0].model_copy(
+        update={"termination": FRAUD_CHECK.termination.model_copy(update={"max_seconds": 2})}
+    ),
+    child=REFUNDER.profiles[FRAUD_REVIEW_PROFILE.profile_id],
 )
 
 

@@ -201,9 +201,34 @@ async def test_cancelling_the_parent_cancels_the_child_waiting_on_approval(
     (refused,) = _of(events, ev.HandoffRefused)
     assert (refused.reason_code, refused.child_run_id) == ("parent_cancelled", child_id)
     assert isinstance(events[-1], ev.RunFailed) and events[-1].reason_code == "cancelled"
-    assert _of(child, ev.ApprovalRequested)
+    (asked,) = _of(child, ev.ApprovalRequested)
     assert isinstance(child[-1], ev.RunFailed) and child[-1].reason_code == "cancelled"
+    assert [e.approval_id for e in _of(child, ev.ApprovalExpired)] == [asked.approval_id]
+    assert not harness.runtime.ledger.approvals(status="pending", run_id=child_id)
     assert refund_rows(harness) == 0
+
+
+@SQLITE
+async def test_a_child_past_its_termination_time_is_cancelled_and_charged_its_allotment(
+    harness: Harness,
+) -> None:
+    run_id = await _start(harness, handoff_packs.SLOW.name)
+    events = await harness.finish(run_id)  # the child waits on an approval nobody decides
+
+    (requested,) = _of(events, ev.HandoffRequested)
+    (refused,) = _of(events, ev.HandoffRefused)
+    assert (refused.reason_code, refused.child_run_id) == (
+        "handoff_timed_out",
+        requested.child_run_id,
+    )
+    (charge,) = [e for e in _of(events, ev.BudgetCharged) if e.reason.startswith("handoff:")]
+    assert (charge.steps, charge.tool_calls) == (
+        requested.budget.steps,
+        requested.budget.tool_calls,
+    )
+    child = _child(harness, run_id)
+    assert isinstance(child[-1], ev.RunFailed) and child[-1].reason_code == "cancelled"
+    assert project(events).status == "completed" and refund_rows(harness) == 0
 
 
 async def _recorded(h: Harness, run_id: str) -> None:
