@@ -24,6 +24,7 @@ from agentledger.domain.handoffs import (
 from agentledger.domain.manifest import AgentProfile, ExecutionManifest, resolve_manifest
 from agentledger.domain.steps import ModelStepResult, Recording, after_model_step
 from agentledger.domain.workorder import Budget
+from agentledger.pack_commands import step_schema
 from agentledger.packs.support.review import (
     FRAUD_CHECK,
     FRAUD_REVIEW_PROFILE,
@@ -257,3 +258,11 @@ def test_a_delegation_the_contract_does_not_allow_is_refused_before_any_child(
 def test_an_allowed_delegation_is_recorded_as_the_steps_decision() -> None:
     (recorded,) = _delegating(Delegate(handoff="fraud_check", input={"order_id": "ord_4821"}))
     assert isinstance(recorded, ev.DecisionRecorded) and recorded.decision.type == "delegate"
+
+
+def test_only_a_step_a_contract_names_is_offered_delegate_with_its_contracts() -> None:
+    offered = step_schema(REVIEWED_PROFILE, "choose_next_action").json_schema["$defs"]
+    assert isinstance(offered, dict) and "Delegate" in offered
+    assert offered["Delegate"]["properties"]["handoff"]["enum"] == ["fraud_check"]  # type: ignore[index,call-overload]
+    for profile, step in ((REVIEWED_PROFILE, "draft_answer"), (FRAUD_REVIEW_PROFILE, "gather")):
+        assert "Delegate" not in str(step_schema(profile, step).json_schema)
