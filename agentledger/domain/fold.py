@@ -210,6 +210,8 @@ def _apply_handoff(d: Draft, event: HandoffRequested | HandoffCompleted | Handof
     (data for the next step, never instructions); a refusal is fed back as a rejected option."""
     records = d.f["handoffs"]
     if isinstance(event, HandoffRequested):
+        if event.child_run_id in records:
+            raise InconsistentEvent(f"handoff #{event.seq}: {event.child_run_id} requested twice")
         records[event.child_run_id] = HandoffRecord.model_construct(
             handoff=event.handoff, child_run_id=event.child_run_id, step=event.step,
             status="requested", output=None, reason_code=None,

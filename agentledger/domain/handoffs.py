@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs shipped
 from pydantic import Field, JsonValue
@@ -55,7 +55,7 @@ class HandoffTermination(Frozen):
 
     max_steps: int = Field(default=6, gt=0)
     max_seconds: int = Field(default=600, gt=0)
-    until: str = "output"
+    until: Literal["output"] = "output"
 
 
 class HandoffGate(Frozen):
@@ -78,7 +78,8 @@ class HandoffContract(Frozen):
     input_schema: dict[str, JsonValue]
     output_schema: dict[str, JsonValue]
     authority: tuple[str, ...]
-    """The tools the child may use: each one the parent is granted, under the same contract."""
+    """The tools the child may use: each one the parent is granted (the child's terms for them
+    are frozen from the same pack's contracts)."""
     budget: Budget
     """The most the child may spend; charged to the parent."""
     termination: HandoffTermination = Field(default_factory=HandoffTermination)
@@ -160,20 +161,18 @@ def child_work_order(
 
 
 def check_handoffs(
-    contracts: Iterable[HandoffContract],
-    grants: dict[str, tuple[str, str]],
-    steps: Iterable[str],
+    contracts: Iterable[HandoffContract], granted: Iterable[str], steps: Iterable[str]
 ) -> None:
     """Refuse contracts that widen authority or cannot run (raises ``HandoffAuthorityError``).
 
-    ``grants``: the parent's granted tools by name, as (version, schema hash); a contract's
-    authority must name only those, and its gates only tools the parent holds."""
-    known_steps, names = set(steps), set[str]()
+    ``granted``: the tools the parent is granted; a contract's authority must name only those,
+    and its gates only tools the parent holds."""
+    grants, known_steps, names = set(granted), set(steps), set[str]()
     for contract in contracts:
         if contract.name in names:
             raise HandoffAuthorityError(f"two handoff contracts are named {contract.name!r}")
         names.add(contract.name)
-        wider = sorted(set(contract.authority) - grants.keys())
+        wider = sorted(set(contract.authority) - grants)
         if wider:
             raise HandoffAuthorityError(
                 f"handoff {contract.name!r} grants {wider}, which the parent does not hold: "
@@ -184,7 +183,7 @@ def check_handoffs(
             raise HandoffAuthorityError(
                 f"handoff {contract.name!r} names no step or unknown steps {unknown}"
             )
-        ungated = sorted({g.tool for g in contract.gates} - grants.keys())
+        ungated = sorted({g.tool for g in contract.gates} - grants)
         if ungated:
             raise HandoffAuthorityError(f"handoff {contract.name!r} gates ungranted {ungated}")
         for schema in (contract.input_schema, contract.output_schema):

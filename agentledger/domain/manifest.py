@@ -243,9 +243,7 @@ def resolve_manifest(
     if handoff_origin is not None:
         tool_grants = tuple(g for g in tool_grants if g.name in handoff_origin.authority)
     check_handoffs(
-        profile.handoffs,
-        {g.name: (g.version, g.schema_hash) for g in tool_grants},
-        (s.name for s in profile.step_profiles),
+        profile.handoffs, (g.name for g in tool_grants), (s.name for s in profile.step_profiles)
     )
     return ExecutionManifest(
         attempt_id=attempt_id,

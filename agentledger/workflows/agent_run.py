@@ -145,8 +145,7 @@ class AgentRunWorkflow:
     def _outcome(self) -> RunOutcome:
         run = self._run
         outcome = RunOutcome(status=run.state.status, answer=self._final_answer())
-        manifest = run.manifest_or_none
-        if manifest is None or manifest.handoff_origin is None:
+        if workflow.info().parent is None:
             return outcome
         return outcome.model_copy(update={"reason_code": run.rec.failure, "used": run.state.used})
 

@@ -188,6 +188,14 @@ def test_an_end_for_a_handoff_never_requested_is_inconsistent() -> None:
         project(s.events)
 
 
+def test_a_child_requested_twice_is_inconsistent() -> None:
+    s = _parent({"verdict": "clear", "reasons": []})
+    again = next(e for e in s.events if isinstance(e, ev.HandoffRequested))
+    s.add(ev.HandoffRequested, **again.model_dump(exclude={*ev.ENVELOPE_FIELDS, "kind"}))
+    with pytest.raises(InconsistentEvent, match="requested twice"):
+        project(s.events)
+
+
 def test_the_child_work_order_keeps_the_parents_bounds_and_its_requester() -> None:
     parent = get_pack("support_reviewed").make_work_order(REQUEST, DANA)
     assert parent.grants is not None
