@@ -52,6 +52,11 @@ def print_run(ledger: Ledger, run_id: str) -> int:
     for line in timeline(events):
         say("  " + line)
     state = project(events)
+    for handoff in state.handoffs.values():  # each child's receipts are in its own stream
+        say(
+            f"\nHandoff {handoff.handoff} ({handoff.status}): child run {handoff.child_run_id}; "
+            f"`agentledger show {handoff.child_run_id}`"
+        )
     if state.status == "completed" and state.last_answer is not None:
         say(f"\nAnswer: {state.last_answer.answer}")
         say(f"Sources: {', '.join(state.last_answer.supporting_source_ids) or 'none'}")

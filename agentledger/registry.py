@@ -51,6 +51,8 @@ Origin = Literal["built-in", "entry point", "env", "registered"]
 BUILT_IN_PACKS: Mapping[str, str] = MappingProxyType(
     {
         "support": "agentledger.packs.support:PACK",
+        # The support agent with a fraud-check handoff to a read-only reviewer (docs/handoffs.md)
+        "support_reviewed": "agentledger.packs.support.review:PACK",
         "billing": "agentledger.packs.billing:PACK",  # built only through agentledger.sdk
     }
 )

@@ -72,6 +72,16 @@ def summarize(event: ev.RunEvent) -> str:
             return f"answer cites {', '.join(event.cited_source_ids) or 'no sources'}"
         case ev.RunFailed():
             return f"{event.reason_code}: {event.message}"
+        case ev.HandoffRequested():
+            return (
+                f"{event.handoff} -> child run {event.child_run_id} ({event.profile_id}, "
+                f"owner {event.owner}, {event.budget.steps} steps)"
+            )
+        case ev.HandoffCompleted():
+            return f"{event.handoff} from {event.child_run_id}: {_args(event.output)}"
+        case ev.HandoffRefused():
+            child = f" ({event.child_run_id})" if event.child_run_id else ""
+            return f"{event.handoff}{child} refused, {event.reason_code}: {event.detail}"
         case _:
             return event.kind.replace("_", " ")
 

@@ -19,6 +19,7 @@ from agentledger.domain.decisions import ToolCallProposal
 from agentledger.domain.events import HistoryCompacted, RunEvent
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.tools import ResourceRef, VerifiedFact
+from agentledger.domain.workorder import Budget
 from bench.factories import RunScript
 
 TOOLS = ("get_order", "search_returns_policy", "create_refund", "send_email")
@@ -42,6 +43,8 @@ MOVES = (
     "charge",
     "memory",
     "compact",
+    "delegate",
+    "handoff_end",
 )
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=24)
@@ -70,6 +73,7 @@ class _Story:
     pending: dict[str, Any] = field(default_factory=dict)
     grants: list[Any] = field(default_factory=list)
     approvals_seen: list[str] = field(default_factory=list)
+    handoffs: list[str] = field(default_factory=list)
     counter: int = 0
 
     def new_id(self, prefix: str) -> str:
@@ -93,7 +97,7 @@ def runs(draw: st.DrawFn, run_id: str = "run-h", max_moves: int = 30) -> list[Ru
 
 def _play(draw: st.DrawFn, story: _Story, move: str) -> None:
     """Play ``move`` if it is legal at this point of the story; otherwise skip it."""
-    for group in (_reasoning, _tools, _approvals, _bookkeeping):
+    for group in (_reasoning, _tools, _approvals, _bookkeeping, _handoffs):
         if group(draw, story, move):
             return
 
@@ -219,6 +223,46 @@ def _bookkeeping(draw: st.DrawFn, story: _Story, move: str) -> bool:
             )
         case _:
             return False
+    return True
+
+
+def _handoffs(draw: st.DrawFn, story: _Story, move: str) -> bool:
+    """Delegations to child runs: requested, then completed or refused (or refused unstarted)."""
+    s = story.s
+    if move == "delegate":
+        child = story.new_id(f"{s.run_id}/handoff")
+        story.handoffs.append(child)
+        s.add(
+            ev.HandoffRequested,
+            handoff=draw(st.sampled_from(("fraud_check", "kyc"))),
+            child_run_id=child,
+            step=draw(st.sampled_from(STEPS)),
+            profile_id="reviewer",
+            owner="risk-team",
+            input=draw(arguments),
+            budget=Budget(steps=draw(st.integers(1, 6))),
+        )
+    elif move == "handoff_end":
+        child = story.handoffs.pop(0) if story.handoffs else None
+        if child is not None and draw(st.booleans()):
+            s.add(
+                ev.HandoffCompleted,
+                handoff="fraud_check",
+                child_run_id=child,
+                output=draw(arguments),
+            )
+        else:
+            s.add(
+                ev.HandoffRefused,
+                handoff="fraud_check",
+                child_run_id=child,
+                reason_code=draw(
+                    st.sampled_from(("output_schema_violation", "handoff_not_allowed"))
+                ),
+                detail=draw(text),
+            )
+    else:
+        return False
     return True
 
 

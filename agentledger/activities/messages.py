@@ -11,6 +11,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from agentledger.domain.events import RunEvent
+from agentledger.domain.handoffs import HandoffOrigin
 from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
 from agentledger.domain.steps import ModelStepResult, PacketSummary, TokenUsage
@@ -24,6 +25,8 @@ class _Message(BaseModel):
 class PrepareRunInput(_Message):
     run_id: str
     work_order: WorkOrder
+    handoff_origin: HandoffOrigin | None = None
+    """Set for a child run: its profile is one of the pack's ``profiles``, narrowed to this."""
 
 
 class ActivityQueues(_Message):

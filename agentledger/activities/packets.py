@@ -63,7 +63,9 @@ def build_step_packet(
         model_settings_digest=sha256_hex(manifest.model.model_dump(mode="json")),
         counter=step_counter(manifest),
         output_schema=decision_schema(
-            profile.output_schema, graph.node(step) if graph is not None else None
+            profile.output_schema,
+            graph.node(step) if graph is not None else None,
+            manifest.handoffs_at(step),
         ),
     )
 

@@ -97,6 +97,8 @@ class Pack:
     make_work_order: Callable[[str, Principal], WorkOrder]
     policy_version: Callable[[Engine], str]
     sample: Sample | None = None
+    profiles: Mapping[str, AgentProfile] = field(default_factory=dict)
+    """Further agent profiles of the pack, by id: the children its handoff contracts name."""
 
     @property
     def contracts(self) -> Mapping[str, ToolContract]:

@@ -53,9 +53,10 @@ from agentledger.domain.context import (
     user_view,
 )
 from agentledger.domain.decisions import Decision
+from agentledger.domain.errors import ManifestError
 from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import project, state_hash
-from agentledger.domain.manifest import ExecutionManifest, resolve_manifest
+from agentledger.domain.manifest import AgentProfile, ExecutionManifest, resolve_manifest
 from agentledger.domain.mcp import pinned_tool
 from agentledger.domain.tools import Receipt, ToolContract, bounded_receipt
 
@@ -99,11 +100,35 @@ class RunActivities(RunSteps):
     def prepare_run(self, params: PrepareRunInput) -> ExecutionManifest:
         check_requester(self._ledger, params.work_order.principal)
         pack = self._pack(params.work_order.pack)
-        profile, override = pack.profile, params.work_order.model_override
+        profile, override = self._profile(pack, params), params.work_order.model_override
         if override is not None:
             # A provider configured on this worker, by name: never a run starter's URL or key.
             profile = profile.model_copy(update={"model": chosen_model(override, self._models)})
-        manifest = resolve_manifest(
+        try:
+            manifest = self._resolved(pack, profile, params)
+        except ManifestError as exc:
+            # Final: the same profile resolves the same way on every retry; recorded as refused.
+            raise ApplicationError(str(exc), type=exc.code, non_retryable=True) from None
+        self._ledger.put_manifest(manifest)
+        return manifest
+
+    def _profile(self, pack: Pack, params: PrepareRunInput) -> AgentProfile:
+        """The pack's profile; for a child run, the one its handoff contract names."""
+        if params.handoff_origin is None:
+            return pack.profile
+        child = pack.profiles.get(params.work_order.agent_profile_id)
+        if child is None:
+            raise ApplicationError(
+                f"pack {pack.name} has no agent profile {params.work_order.agent_profile_id!r}",
+                type="handoff_contract_invalid",
+                non_retryable=True,
+            )
+        return child
+
+    def _resolved(
+        self, pack: Pack, profile: AgentProfile, params: PrepareRunInput
+    ) -> ExecutionManifest:
+        return resolve_manifest(
             profile,
             attempt_id=f"{params.run_id}/{activity.info().workflow_run_id}",
             work_order_digest=sha256_hex(params.work_order.model_dump(mode="json")),
@@ -115,9 +140,8 @@ class RunActivities(RunSteps):
             mcp_pins=tuple(pin_server(discover(c), c) for c in profile.mcp_servers),
             # Decisions must be signed with one of these; a later key rotation moves no run.
             trusted_keys=self._trusted_keys,
+            handoff_origin=params.handoff_origin,
         )
-        self._ledger.put_manifest(manifest)
-        return manifest
 
     @activity.defn(name="activity_queues")
     def activity_queues(self) -> ActivityQueues:

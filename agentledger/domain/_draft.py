@@ -50,6 +50,7 @@ _DICT_FIELDS = (
     "pending_approvals",
     "approvals",
     "unresolved_errors",
+    "handoffs",
 )
 
 

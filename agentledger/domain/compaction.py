@@ -44,6 +44,7 @@ def can_compact(state: WorkingState) -> bool:
         and not state.pending_approvals
         and state.proposed_action is None
         and state.phase != "acting"
+        and not state.handoff_running()
     )
 
 

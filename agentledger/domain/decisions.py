@@ -86,6 +86,25 @@ class AskUser(Frozen):
     rationale: _Rationale = ""
 
 
+class Delegate(Frozen):
+    """Hand a piece of work to another agent through a handoff contract this step may use;
+    ``input`` must fit the contract's input schema. The child's output comes back as an
+    observation."""
+
+    type: Literal["delegate"] = "delegate"
+    handoff: Annotated[str, AfterValidator(_at_most(200))]
+    input: dict[str, JsonValue] = Field(default_factory=dict)
+    rationale: _Rationale = ""
+
+    @field_validator("input")
+    @classmethod
+    def _bounded(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        problem = json_problem(value, "handoff input")
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+
 class Answer(Frozen):
     """A user-facing answer with the source ids it relies on.
 
@@ -101,9 +120,11 @@ class Answer(Frozen):
     proposed_next_action: ToolCallProposal | None = None
 
 
-AnyDecision = CallTool | ProceedToAnswer | Proceed | AskUser | Answer
+AnyDecision = CallTool | ProceedToAnswer | Proceed | AskUser | Answer | Delegate
 
 Decision = Annotated[AnyDecision, Field(discriminator="type")]
 """The union a model's structured output is parsed into."""
 
-DecisionType = Literal["call_tool", "proceed_to_answer", "proceed", "ask_user", "answer"]
+DecisionType = Literal[
+    "call_tool", "proceed_to_answer", "proceed", "ask_user", "answer", "delegate"
+]

@@ -18,7 +18,7 @@ from agentledger.domain.decisions import Decision, ToolCallProposal
 from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import Receipt
-from agentledger.domain.workorder import WorkOrder
+from agentledger.domain.workorder import Budget, WorkOrder
 
 SCHEMA_VERSION = 1
 
@@ -261,6 +261,42 @@ class ConversationClosed(Envelope):
     message: str
 
 
+class HandoffRequested(Envelope):
+    """The run delegated work to a child run under a handoff contract of its manifest; the
+    child's own ledger stream is ``child_run_id``."""
+
+    kind: Literal["handoff_requested"] = "handoff_requested"
+    handoff: str
+    child_run_id: str
+    step: str
+    profile_id: str
+    owner: str
+    input: dict[str, JsonValue]
+    budget: Budget
+    """The child's limits: the contract's, narrowed to what the parent had left."""
+
+
+class HandoffCompleted(Envelope):
+    """The child produced output that fits the contract's output schema."""
+
+    kind: Literal["handoff_completed"] = "handoff_completed"
+    handoff: str
+    child_run_id: str
+    output: dict[str, JsonValue]
+
+
+class HandoffRefused(Envelope):
+    """No output came back: the delegation was not allowed, the child failed, exceeded its
+    budget or time, returned output that fails the schema, or was cancelled with its parent.
+    ``child_run_id`` is ``None`` when no child was started."""
+
+    kind: Literal["handoff_refused"] = "handoff_refused"
+    handoff: str
+    child_run_id: str | None
+    reason_code: str
+    detail: str
+
+
 class MemoryProposed(Envelope):
     kind: Literal["memory_proposed"] = "memory_proposed"
     memory_id: str
@@ -293,7 +329,10 @@ RunEvent = Annotated[
     | ReplyAwaited
     | UserReplied
     | ReplyRefused
-    | ConversationClosed,
+    | ConversationClosed
+    | HandoffRequested
+    | HandoffCompleted
+    | HandoffRefused,
     Field(discriminator="kind"),
 ]
 

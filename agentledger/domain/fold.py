@@ -39,6 +39,9 @@ from agentledger.domain.events import (
     DecisionRejected,
     ErrorRecorded,
     EvidenceRecorded,
+    HandoffCompleted,
+    HandoffRefused,
+    HandoffRequested,
     HistoryCompacted,
     MemoryProposed,
     ReplyAwaited,
@@ -55,6 +58,8 @@ from agentledger.domain.events import (
 )
 from agentledger.domain.state import (
     DecisionNote,
+    HandoffRecord,
+    Observation,
     UnresolvedError,
     WorkingState,
 )
@@ -134,6 +139,8 @@ def _apply(d: Draft, event: RunEvent) -> None:
             _apply_compaction(d, event)
         case ReplyAwaited() | UserReplied() | ReplyRefused() | ConversationClosed():
             apply_conversation(d, event)
+        case HandoffRequested() | HandoffCompleted() | HandoffRefused():
+            _apply_handoff(d, event)
         case RunCompleted() | RunFailed():
             f.update(status=_ENDED[event.kind], phase="done")
         case _:
@@ -183,6 +190,8 @@ def _apply_decision(d: Draft, event: DecisionRecorded) -> None:
         summary = f"proceed to {decision.to}"
     elif decision.type == "ask_user":
         summary = "ask the user"
+    elif decision.type == "delegate":
+        summary = f"delegate {decision.handoff}"
     else:
         d.f["last_answer"] = decision
         if decision.proposed_next_action is not None:
@@ -194,6 +203,41 @@ def _apply_decision(d: Draft, event: DecisionRecorded) -> None:
             seq=event.seq, step=event.step, decision_type=decision.type, summary=summary
         )
     )
+
+
+def _apply_handoff(d: Draft, event: HandoffRequested | HandoffCompleted | HandoffRefused) -> None:
+    """A delegation opens a record; its end closes it. Output comes back as an observation
+    (data for the next step, never instructions); a refusal is fed back as a rejected option."""
+    records = d.f["handoffs"]
+    if isinstance(event, HandoffRequested):
+        if event.child_run_id in records:
+            raise InconsistentEvent(f"handoff #{event.seq}: {event.child_run_id} requested twice")
+        records[event.child_run_id] = HandoffRecord.model_construct(
+            handoff=event.handoff, child_run_id=event.child_run_id, step=event.step,
+            status="requested", output=None, reason_code=None,
+        )  # fmt: skip
+        return
+    opened = records.get(event.child_run_id) if event.child_run_id is not None else None
+    if event.child_run_id is not None and (opened is None or opened.status != "requested"):
+        raise InconsistentEvent(f"{event.kind} #{event.seq}: no open handoff {event.child_run_id}")
+    if isinstance(event, HandoffCompleted):
+        assert opened is not None
+        records[event.child_run_id] = opened.model_copy(
+            update={"status": "completed", "output": event.output}
+        )
+        d.f["observations"][event.child_run_id] = Observation.model_construct(
+            operation_id=event.child_run_id,
+            tool=f"handoff:{event.handoff}",
+            status="succeeded",
+            model_view={"handoff": event.handoff, "output": event.output},
+            observed_at=event.recorded_at,
+        )
+        return
+    if opened is not None:
+        records[opened.child_run_id] = opened.model_copy(
+            update={"status": "refused", "reason_code": event.reason_code}
+        )
+    d.reject(event.seq, f"handoff:{event.handoff}", event.reason_code, event.detail)
 
 
 def _apply_compaction(d: Draft, event: HistoryCompacted) -> None:

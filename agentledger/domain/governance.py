@@ -88,8 +88,10 @@ def authorize(
     if isinstance(admitted, Deny):
         return admitted
     contract, grant, arguments = admitted
-    refusal = _work_order_refusal(contract.name, arguments, state) or _policy_refusal(
-        contract, grant, arguments, state, principal
+    refusal = (
+        _work_order_refusal(contract.name, arguments, state)
+        or _handoff_gate_refusal(contract.name, state, manifest)
+        or _policy_refusal(contract, grant, arguments, state, principal)
     )
     if refusal is not None:
         return refusal
@@ -117,6 +119,13 @@ def _admitted(
     """A granted tool, under the contract the grant pins, for this step, with arguments that
     fit its schema (as parsed); or why not."""
     contract, grant = contracts.get(proposal.tool), manifest.grant(proposal.tool)
+    if grant is None and manifest.handoff_origin is not None:
+        origin = manifest.handoff_origin
+        return Deny(
+            reason_code="outside_handoff_authority",
+            detail=f"{proposal.tool} is outside the authority of handoff {origin.handoff!r} "
+            f"from run {origin.parent_run_id} (allowed: {', '.join(origin.authority) or 'none'})",
+        )
     if contract is None or grant is None:
         return Deny(
             reason_code="unknown_tool",
@@ -139,6 +148,28 @@ def _admitted(
         return Deny(reason_code="invalid_arguments", detail=_brief(exc), protocol_error=True)
     arguments: dict[str, JsonValue] = parsed.model_dump(mode="json")
     return contract, grant, arguments
+
+
+def _handoff_gate_refusal(
+    tool: str, state: WorkingState, manifest: ExecutionManifest
+) -> Deny | None:
+    """A tool a handoff's verdict gates: refused until that handoff completed with a passing
+    value (the verdict is the child's validated output, never the model's word for it)."""
+    for contract in manifest.handoffs:
+        for gate in (g for g in contract.gates if g.tool == tool):
+            output = state.handoff_output(contract.name)
+            if output is None:
+                return Deny(
+                    reason_code="handoff_verdict_required",
+                    detail=f"{tool} needs a completed {contract.name} handoff first",
+                )
+            if output.get(gate.field) not in gate.passes:
+                return Deny(
+                    reason_code="handoff_verdict_blocks",
+                    detail=f"{contract.name} returned {gate.field}={output.get(gate.field)!r}; "
+                    f"{tool} needs one of {list(gate.passes)}",
+                )
+    return None
 
 
 def _work_order_refusal(

@@ -18,6 +18,7 @@ from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context import StepProfile, TokenBudget
 from agentledger.domain.errors import ManifestError
 from agentledger.domain.graph import ConversationPolicy, StepGraph, check_graph
+from agentledger.domain.handoffs import HandoffContract, HandoffOrigin, check_handoffs
 from agentledger.domain.mcp import (
     McpConnectionContract,
     McpServerPin,
@@ -89,6 +90,8 @@ class AgentProfile(Frozen):
     conversation: ConversationPolicy | None = None
     """Set for an agent that talks with its customer over days (``None``: one request, one
     answer)."""
+    handoffs: tuple[HandoffContract, ...] = ()
+    """Work this agent may delegate to other agent profiles (``domain.handoffs``)."""
 
     @model_validator(mode="after")
     def _graph_runs(self) -> Self:
@@ -128,11 +131,22 @@ class ExecutionManifest(Frozen):
     trusted_keys: tuple[TrustedKey, ...] = ()
     """The keys approvals and customers' replies must be signed with (``domain.assertions``).
     Empty only in manifests frozen before they were: those runs take them as they were recorded."""
+    handoffs: tuple[HandoffContract, ...] = ()
+    handoff_origin: HandoffOrigin | None = None
+    """Set on a child run's manifest: the parent and the contract whose authority bounds it."""
 
     def canonical(self) -> dict[str, Any]:
         """The JSON the hash is over. Fields added since are left out while empty, so manifests
         frozen before they existed keep their hashes (events and ledger rows refer to them)."""
-        optional = ("mcp_servers", "tool_terms", "step_graph", "conversation", "trusted_keys")
+        optional = (
+            "mcp_servers",
+            "tool_terms",
+            "step_graph",
+            "conversation",
+            "trusted_keys",
+            "handoffs",
+            "handoff_origin",
+        )
         empty = {name for name in optional if not getattr(self, name)}
         return self.model_dump(mode="json", exclude=empty or None)
 
@@ -156,6 +170,13 @@ class ExecutionManifest(Frozen):
 
     def grant(self, tool: str) -> ToolGrant | None:
         return next((g for g in self.tool_grants if g.name == tool), None)
+
+    def handoff(self, name: str) -> HandoffContract | None:
+        return next((h for h in self.handoffs if h.name == name), None)
+
+    def handoffs_at(self, step: str) -> tuple[str, ...]:
+        """The handoff contracts ``step`` may delegate through."""
+        return tuple(h.name for h in self.handoffs if step in h.steps)
 
     def step(self, name: str) -> StepProfile:
         for profile in self.step_profiles:
@@ -209,12 +230,21 @@ def resolve_manifest(
     policy_version: str,
     mcp_pins: tuple[McpServerPin, ...] = (),
     trusted_keys: tuple[TrustedKey, ...] = (),
+    handoff_origin: HandoffOrigin | None = None,
 ) -> ExecutionManifest:
     """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests;
     each MCP server in the profile arrives as the pin discovery made of it; ``contracts`` are
     the pack's tool contracts, whose granted terms are frozen; ``trusted_keys`` are the keys
-    the worker trusts to sign decisions and replies now (a rotation changes no running attempt)."""
+    the worker trusts to sign decisions and replies now (a rotation changes no running attempt).
+    ``handoff_origin``: set for a child run, whose grants are narrowed to its authority.
+
+    A handoff contract whose authority is wider than the grants raises ``HandoffAuthorityError``."""
     tool_grants = _granted(profile, mcp_pins)
+    if handoff_origin is not None:
+        tool_grants = tuple(g for g in tool_grants if g.name in handoff_origin.authority)
+    check_handoffs(
+        profile.handoffs, (g.name for g in tool_grants), (s.name for s in profile.step_profiles)
+    )
     return ExecutionManifest(
         attempt_id=attempt_id,
         work_order_digest=work_order_digest,
@@ -238,4 +268,6 @@ def resolve_manifest(
         conversation=profile.conversation,
         tool_terms=_frozen_terms(tool_grants, {**contracts, **_pinned_contracts(mcp_pins)}),
         trusted_keys=trusted_keys,
+        handoffs=profile.handoffs,
+        handoff_origin=handoff_origin,
     )

@@ -137,6 +137,17 @@ class AwaitedReply(Frozen):
     deadline: datetime
 
 
+class HandoffRecord(Frozen):
+    """One delegation and how it ended (``requested`` while its child runs)."""
+
+    handoff: str
+    child_run_id: str
+    step: str
+    status: Literal["requested", "completed", "refused"]
+    output: dict[str, JsonValue] | None = None
+    reason_code: str | None = None
+
+
 class UnresolvedError(Frozen):
     error_id: str
     code: str
@@ -184,12 +195,14 @@ class WorkingState(Frozen):
     awaiting: AwaitedReply | None = None
     conversation: tuple[Turn, ...] = ()
     reply_refusals: int = 0
+    handoffs: dict[str, HandoffRecord] = Field(default_factory=dict)
+    """Delegations to child runs, by child run id (``domain.handoffs``)."""
 
     def facts(self) -> dict[str, Any]:
         """The state as compaction records it. Fields added for conversations and step graphs
         are left out while at their defaults, so a run compacted before they existed records
         the same facts when it replays."""
-        unset = {name for name in _LATER_FIELDS if getattr(self, name) in (None, (), 0)}
+        unset = {name for name in _LATER_FIELDS if getattr(self, name) in (None, (), 0, {})}
         return self.model_dump(mode="json", exclude=unset or None)
 
     @model_validator(mode="before")
@@ -215,11 +228,19 @@ class WorkingState(Frozen):
     def remaining_tokens(self) -> int:
         return self.budget.tokens - self.used.tokens
 
+    def handoff_running(self) -> bool:
+        return any(h.status == "requested" for h in self.handoffs.values())
+
+    def handoff_output(self, handoff: str) -> dict[str, JsonValue] | None:
+        """The latest completed output of ``handoff`` (``None``: none completed)."""
+        done = [h for h in self.handoffs.values() if h.handoff == handoff and h.output]
+        return done[-1].output if done else None
+
     def receipt_for(self, operation_id: str) -> CompletedAction | None:
         return next((a for a in self.completed_actions if a.operation_id == operation_id), None)
 
 
-_LATER_FIELDS = ("at_step", "awaiting", "conversation", "reply_refusals")
+_LATER_FIELDS = ("at_step", "awaiting", "conversation", "reply_refusals", "handoffs")
 
 
 def fact_key(resource_id: str | None, name: str) -> str:

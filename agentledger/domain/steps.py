@@ -16,9 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentledger.domain import events as ev
 from agentledger.domain.compaction import carried_size_problem, context_state
-from agentledger.domain.decisions import Answer, AnyDecision, AskUser, CallTool
+from agentledger.domain.decisions import Answer, AnyDecision, AskUser, CallTool, Delegate
 from agentledger.domain.fold import evolve
 from agentledger.domain.graph import ConversationPolicy
+from agentledger.domain.handoffs import schema_problem
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.run_loop import (
     DecisionProblem,
@@ -48,6 +49,8 @@ class Recording:
     state: WorkingState = field(default_factory=WorkingState)
     manifest_hash: str = ""
     outbox: list[ev.RunEvent] = field(default_factory=list)
+    failure: str | None = None
+    """The reason code the run failed with, once it has (a parent reads its child's)."""
 
     def stamp(self, now: datetime) -> Stamp:
         return Stamp(
@@ -66,6 +69,7 @@ class Recording:
         return taken
 
     def fail(self, now: datetime, reason_code: str, message: str) -> None:
+        self.failure = reason_code
         self.add(ev.RunFailed(**self.stamp(now), reason_code=reason_code, message=message))
 
 
@@ -115,10 +119,10 @@ def start_step(rec: Recording, now: datetime, step: str) -> WorkingState | None:
 
 def after_model_step(
     rec: Recording, now: datetime, step: str, result: ModelStepResult, manifest: ExecutionManifest
-) -> CallTool | AskUser | Answer | None:
+) -> CallTool | AskUser | Answer | Delegate | None:
     """Record what a model step produced. Returns a tool call to govern, a question to ask the
-    customer, or a final answer to finish with; ``None`` when the step ends here (refused,
-    rejected, or more steps follow)."""
+    customer, a delegation to hand off, or a final answer to finish with; ``None`` when the step
+    ends here (refused, rejected, or more steps follow)."""
     _charge(rec, now, step, result)
     graph = manifest.step_graph
     if result.insufficient_context is not None:
@@ -131,6 +135,8 @@ def after_model_step(
     if decision is None:
         _reject(rec, now, step, "malformed_model_output", result.rejection or "no decision")
         return None
+    if isinstance(decision, Delegate):
+        return _delegation(rec, now, step, decision, manifest)
     citable = result.packet.citable_ids if result.packet else ()
     schema = manifest.step(step).output_schema if graph is not None else None
     problem = check_decision(step, decision, rec.state, citable, schema)
@@ -147,6 +153,36 @@ def after_model_step(
         return settled
     if isinstance(settled, Answer) and settled.proposed_next_action is None:
         return settled
+    return None
+
+
+def _delegation(
+    rec: Recording, now: datetime, step: str, decision: Delegate, manifest: ExecutionManifest
+) -> Delegate | None:
+    """A delegation through a contract this step may use, with input that fits its schema; a
+    refusal is recorded as a ``HandoffRefused`` (no child started) and fed back to the model."""
+    contract = manifest.handoff(decision.handoff)
+    if contract is None or step not in contract.steps:
+        problem = ("handoff_not_allowed", f"step {step} may not delegate {decision.handoff!r}")
+    elif (schema := schema_problem(contract.input_schema, decision.input)) is not None:
+        problem = ("input_schema_violation", schema)
+    else:
+        rec.add(
+            ev.DecisionRecorded(
+                **rec.stamp(now), step=step, decision=decision, model_profile=manifest.model.name
+            )
+        )
+        return decision
+    reason_code, detail = problem
+    rec.add(
+        ev.HandoffRefused(
+            **rec.stamp(now),
+            handoff=decision.handoff,
+            child_run_id=None,
+            reason_code=reason_code,
+            detail=detail,
+        )
+    )
     return None
 
 

@@ -7,6 +7,8 @@ authorizes proposals; this module holds the run loop, continue-as-new and the ha
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -23,8 +25,9 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.activities.surface import MemorySteps, RunSteps
     from agentledger.domain import events as ev
     from agentledger.domain.compaction import can_compact, carried_size_problem, compact
-    from agentledger.domain.decisions import Answer, AskUser, CallTool
+    from agentledger.domain.decisions import Answer, AskUser, CallTool, Delegate
     from agentledger.domain.fold import state_hash
+    from agentledger.domain.handoffs import HandoffOrigin
     from agentledger.domain.limits import (
         bounded_work_order,
         undecodable_work_order,
@@ -33,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.manifest import ExecutionManifest
     from agentledger.domain.memory import outcome_proposal
     from agentledger.domain.run_loop import narrowed_budget, next_step
-    from agentledger.domain.state import RunStatus, WorkingState
+    from agentledger.domain.state import BudgetUsed, RunStatus, WorkingState
     from agentledger.domain.steps import (
         ModelStepResult,
         after_model_step,
@@ -55,6 +58,7 @@ from agentledger.workflows._core import (
 )
 from agentledger.workflows._effects import ToolCalls
 from agentledger.workflows._governance import Gate
+from agentledger.workflows._handoffs import Handoffs
 from agentledger.workflows._tracing import (
     MANIFEST_HASH,
     OUTCOME,
@@ -83,6 +87,8 @@ class RunInput(BaseModel):
     queues: ActivityQueues | None = None
     """Read only by runs started before the ``deployment-queues`` patch; the queues are now the
     deployment's (``AGENTLEDGER_MODEL_QUEUE``/``_TOOL_QUEUE`` of the workflow's workers)."""
+    handoff: HandoffOrigin | None = None
+    """Set on a child run started by a parent's delegation (``workflows._handoffs``)."""
 
 
 class RunOutcome(BaseModel):
@@ -91,6 +97,10 @@ class RunOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
     status: RunStatus
     answer: str | None = None
+    reason_code: str | None = None
+    """Why a child run failed (child runs only: their parent records it)."""
+    used: BudgetUsed | None = None
+    """What a child run spent (child runs only: charged to their parent)."""
 
 
 @workflow.defn(name="AgentRun")
@@ -100,22 +110,52 @@ class AgentRunWorkflow:
         self._approvals = ApprovalDesk(self._run)
         self._gate = Gate(self._run, self._approvals, ToolCalls(self._run, self._approvals))
         self._conversation = Conversation(self._run)
+        self._handoffs = Handoffs(self._run, self._child_input)
 
     @workflow.run
     async def run(self, raw: RawValue) -> RunOutcome:
         run = self._run
         with span("agentledger.run", of_run(run)) as traced:
             params = self._decoded(raw)
-            if params is not None:
-                if params.continued is not None:
-                    await self._resume(params)
-                else:
-                    await self._start(params)
-                await self._loop(params)
+            try:
+                if params is not None:
+                    await self._run_from(params)
+            except asyncio.CancelledError:
+                await self._record_cancelled()
+                raise
             await run.flush()
             traced.set_attributes(ended := of_run(run, outcome=run.state.status))
             log_outcome(run, "run", ended)
-        return RunOutcome(status=run.state.status, answer=self._final_answer())
+        return self._outcome()
+
+    async def _run_from(self, params: RunInput) -> None:
+        if params.continued is not None:
+            await self._resume(params)
+        else:
+            await self._start(params)
+        await self._loop(params)
+
+    async def _record_cancelled(self) -> None:
+        """Cancelled (a parent's cancellation reaches its child this way): the end is recorded,
+        and approvals still pending expire with the run. Runs from before handoffs ended
+        unrecorded."""
+        run = self._run
+        if not workflow.patched("handoffs") or run.state.status != "running":
+            return
+        for approval_id in run.state.pending_approvals:  # out of the inbox: nothing can use them
+            run.record(ev.ApprovalExpired(**run.stamp(), approval_id=approval_id))
+        run.fail("cancelled", "the run was cancelled")
+        await run.flush()
+
+    def _outcome(self) -> RunOutcome:
+        run = self._run
+        outcome = RunOutcome(status=run.state.status, answer=self._final_answer())
+        if workflow.info().parent is None:
+            return outcome
+        return outcome.model_copy(update={"reason_code": run.rec.failure, "used": run.state.used})
+
+    def _child_input(self, run_id: str, order: WorkOrder, origin: HandoffOrigin) -> RunInput:
+        return RunInput(run_id=run_id, work_order=order, queues=self._run.queues, handoff=origin)
 
     async def _loop(self, params: RunInput) -> None:
         run = self._run
@@ -176,7 +216,11 @@ class AgentRunWorkflow:
             try:
                 manifest = await workflow.execute_activity_method(
                     RunSteps.prepare_run,
-                    PrepareRunInput(run_id=params.run_id, work_order=params.work_order),
+                    PrepareRunInput(
+                        run_id=params.run_id,
+                        work_order=params.work_order,
+                        handoff_origin=params.handoff,
+                    ),
                     start_to_close_timeout=MODEL_TIMEOUT,
                     retry_policy=RETRY,
                 )
@@ -249,6 +293,7 @@ class AgentRunWorkflow:
                 run_id=params.run_id,
                 work_order=params.work_order,
                 continued=carried,
+                handoff=params.handoff,
             )
         )
 
@@ -290,9 +335,13 @@ class AgentRunWorkflow:
             run.fail("model_unavailable", cause(exc))
             return None
 
-    async def _act(self, step: str, decided: CallTool | AskUser | Answer | None) -> None:
+    async def _act(self, step: str, decided: CallTool | AskUser | Answer | Delegate | None) -> None:
         run = self._run
-        if isinstance(decided, CallTool):
+        if isinstance(decided, Delegate):
+            if not workflow.patched("handoffs"):  # no recorded run ever delegated
+                raise ApplicationError("delegation without the handoffs patch", non_retryable=True)
+            await self._handoffs.delegate(step, decided)
+        elif isinstance(decided, CallTool):
             await self._gate.govern(step, decided.proposal)
         elif isinstance(decided, AskUser):
             self._conversation.ask(decided.question)

@@ -1,5 +1,7 @@
 """A worker fleet: three worker processes on one task queue, a couple of hundred refund runs with
-approvals on the PostgreSQL ledger, and workers SIGKILLed and restarted at random meanwhile.
+approvals on the PostgreSQL ledger, workers SIGKILLed and restarted at random meanwhile, and the
+database taken down for a few seconds mid-fleet, as a failover looks to its clients (every
+connection dropped, new ones refused).
 
 Every run completes, every approved refund is paid exactly once, every ledger is contiguous with
 no duplicate event, and the work is spread over the workers (the distribution is printed, read
@@ -17,6 +19,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
@@ -29,7 +33,7 @@ from agentledger.devserver import DevServer
 from agentledger.domain.principal import Principal
 from agentledger.identity import Issuer
 from agentledger.temporal_client import connect
-from bench.crash import crashkit, fault_pack
+from bench.crash import crashkit, fault_pack, outages
 from bench.crash.crashkit import CrashSite, WorkerProcess
 from tests.crash.conftest import open_seeded
 
@@ -39,6 +43,7 @@ RUNS = int(os.environ.get("AGENTLEDGER_FLEET_RUNS", "200"))
 WORKERS = 3
 KILLS = 6
 AT_ONCE = 40  # runs driven at a time by this test (the fleet holds them all)
+FAILOVER_AFTER, FAILOVER_FOR = 10.0, 5.0  # seconds
 
 
 async def _drive(
@@ -53,9 +58,10 @@ async def _drive(
                 client, ledger, run_id, approver, issuer=site.issuer, timeout=300
             )
             break
-        except (RPCError, WorkflowUpdateFailedError):
-            # No worker answered the update (one was killed); a decided approval is refused
-            # and recorded, so asking again can never grant twice.
+        except (RPCError, WorkflowUpdateFailedError, DBAPIError):
+            # No worker answered the update (one was killed), or the inbox's database is
+            # failing over; a decided approval is refused and recorded, so asking again can
+            # never grant twice.
             await asyncio.sleep(0.5)
     await client.get_workflow_handle(run_id).result()
     return run_id
@@ -71,6 +77,19 @@ async def _killer(workers: list[WorkerProcess], stop: asyncio.Event) -> None:
             return
         with contextlib.suppress(ProcessLookupError, AssertionError):
             chance.choice(workers).kill()
+
+
+async def _failover(database_url: str, stop: asyncio.Event) -> bool:
+    """Mid-fleet, the ledger's database refuses and drops every connection for a while."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=FAILOVER_AFTER)
+    if stop.is_set():
+        return False
+    url = make_url(database_url)
+    assert url.database is not None
+    with outages.database_outage(url.set(database="postgres"), url.database):
+        await asyncio.sleep(FAILOVER_FOR)
+    return True
 
 
 async def _polling(client: Client, task_queue: str, workers: int) -> None:
@@ -101,7 +120,7 @@ def _handled_by(history: WorkflowHistory) -> Counter[str]:
     return found
 
 
-async def test_a_fleet_with_random_kills_pays_each_approved_refund_exactly_once(
+async def test_a_fleet_with_random_kills_and_a_failover_pays_each_refund_exactly_once(
     temporal_server: DevServer, postgres_database: str, tmp_path: Path
 ) -> None:
     site = CrashSite(temporal_server.address, postgres_database, f"fleet-{uuid.uuid4().hex[:8]}",
@@ -126,9 +145,11 @@ async def test_a_fleet_with_random_kills_pays_each_approved_refund_exactly_once(
             await fleet.enter_async_context(worker)
         await _polling(client, site.task_queue, WORKERS)
         killing = asyncio.create_task(_killer(workers, stop))
+        failing_over = asyncio.create_task(_failover(site.database_url, stop))
         run_ids = await asyncio.wait_for(asyncio.gather(*(one(o) for o in orders)), timeout=1500)
         stop.set()
         await killing
+        failed_over = await failing_over
 
     checks = [crashkit.check_run(ledger, r, o) for r, o in zip(run_ids, orders, strict=True)]
     assert [c.run_id for c in checks if c.status != "completed"] == []
@@ -139,9 +160,14 @@ async def test_a_fleet_with_random_kills_pays_each_approved_refund_exactly_once(
     for run_id in run_ids:
         handled += _handled_by(await client.get_workflow_handle(run_id).fetch_history())
     kills = sum(w.kills for w in workers)
-    print(f"fleet: {RUNS} runs, {WORKERS} workers, {kills} SIGKILLs; tasks per worker process:")
+    print(
+        f"fleet: {RUNS} runs, {WORKERS} workers, {kills} SIGKILLs, database failover "
+        f"{'for ' + str(FAILOVER_FOR) + ' s' if failed_over else 'not reached'}; "
+        "tasks per worker process:"
+    )
     for identity, tasks in handled.most_common():
         print(f"  {identity}: {tasks}")
     assert kills >= 1
+    assert failed_over, "every run ended before the failover: nothing was tested"
     assert len(handled) >= WORKERS  # each of the first three took a share (replacements more)
     runtime.ledger.engine.dispose()

@@ -135,6 +135,33 @@ async def _record_conversation(name: str) -> None:
         print(f"recorded {name}: {len(history.events)} history events")
 
 
+async def _record_handoff(name: str) -> None:
+    """The support agent delegating a fraud check to a read-only reviewer (a child workflow,
+    ``agentledger.packs.support.review``), then its refund approved: the parent's history."""
+    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+        principal = stack.runtime.ledger.get_principal("usr_73")
+        assert principal is not None
+        order = get_pack("support_reviewed").make_work_order(REQUEST, principal)
+        handle = await client_ops.start_run(
+            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
+        )
+        state = await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
+        for approval_id in state.pending_approvals:
+            await client_ops.decide(
+                stack.client,
+                handle.id,
+                approval_id,
+                "ops_lead_1",
+                issuer=stack.issuer,
+                approve=True,
+            )
+        await handle.result()
+        history = await handle.fetch_history()
+        (HISTORIES / f"{name}.json").write_text(history.to_json())
+        _note_seeded_memory(name, stack.runtime.ledger.engine, principal)
+        print(f"recorded {name}: {len(history.events)} history events")
+
+
 async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     # Histories recorded by older workflow code stay checked in (they prove old runs still
@@ -151,6 +178,8 @@ async def main() -> None:
     await _record("refund_rejected_v9", approve=False)
     await _record_conversation("conversation_v9")
     await _record_continue_as_new("loop_continue_as_new_v9")
+    # handoff_v1: a delegation to a child workflow (behind workflow.patched("handoffs")).
+    await _record_handoff("handoff_v1")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,14 @@ from pydantic import Field, JsonValue, TypeAdapter
 from agentledger.domain._model import Frozen
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context.items import Category, Kind, Sensitivity, TrustLevel
-from agentledger.domain.decisions import Answer, AskUser, CallTool, Proceed, ProceedToAnswer
+from agentledger.domain.decisions import (
+    Answer,
+    AskUser,
+    CallTool,
+    Delegate,
+    Proceed,
+    ProceedToAnswer,
+)
 from agentledger.domain.graph import OutputSchemaName, StepNode
 from agentledger.domain.tools import Governed
 
@@ -203,14 +210,27 @@ _GRAPH_OUTPUTS: Mapping[tuple[str, bool], TypeAdapter[Any]] = MappingProxyType(
 )
 
 
+_DELEGATING: Mapping[bool, TypeAdapter[Any]] = MappingProxyType(
+    {
+        False: TypeAdapter(Annotated[CallTool | Proceed | Delegate, _BY_TYPE]),
+        True: TypeAdapter(Annotated[CallTool | Proceed | Delegate | AskUser, _BY_TYPE]),
+    }
+)
+
+
 @cache
-def decision_schema(name: OutputSchemaName, node: StepNode | None) -> OutputSchema:
+def decision_schema(
+    name: OutputSchemaName, node: StepNode | None, handoffs: tuple[str, ...] = ()
+) -> OutputSchema:
     """The decision a step's model must return. A manifest frozen before step graphs
     (``node=None``) keeps the fixed schemas; under a graph a ``next_action`` step may ``proceed``
-    only to the steps its node names, and a node that may ask offers ``ask_user`` too."""
+    only to the steps its node names, and a node that may ask offers ``ask_user`` too. A
+    ``next_action`` step with handoff contracts may also ``delegate`` through one of them."""
     adapter = _GRAPH_OUTPUTS.get((name, node.ask_user)) if node is not None else None
     if node is None or adapter is None:
         return OUTPUT_SCHEMAS[name]
+    if handoffs and name == "next_action":
+        adapter = _DELEGATING[node.ask_user]
     schema = copy.deepcopy(_schema(adapter))
     defs = cast(dict[str, Any], schema.get("$defs", {}))
     if "Proceed" in defs:
@@ -219,4 +239,9 @@ def decision_schema(name: OutputSchemaName, node: StepNode | None) -> OutputSche
             "description": "the step to move to",
         }
         defs["Proceed"]["required"] = ["type", "to"]
+    if "Delegate" in defs:
+        defs["Delegate"]["properties"]["handoff"] = {
+            "enum": list(handoffs),
+            "description": "the handoff contract to delegate through",
+        }
     return OutputSchema(name=name, json_schema=schema)
