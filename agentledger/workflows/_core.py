@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
@@ -27,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.tools import Governed
     from agentledger.domain.workorder import WorkOrder
     from agentledger.workflows import recorded_contracts
+    from agentledger.workflows.messages import ActivityQueues
 
 MODEL_TIMEOUT = timedelta(seconds=60)
 RETRY = RetryPolicy(
@@ -45,15 +45,6 @@ MODEL_RETRY = RetryPolicy(
 )
 # A write nothing can reconcile (an MCP tool) is attempted once: a retry could repeat it.
 ONCE = RetryPolicy(maximum_attempts=1)
-
-
-class ActivityQueues(BaseModel):
-    """Where a run's model calls and tool calls go, so the workers that make them scale apart
-    from those that run workflow tasks; ``None``: the run's own task queue (eager dispatch)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    model: str | None = None
-    tool: str | None = None
 
 
 class Run:

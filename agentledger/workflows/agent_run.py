@@ -7,7 +7,6 @@ authorizes proposals; this module holds the run loop, continue-as-new and the ha
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -24,10 +23,9 @@ with workflow.unsafe.imports_passed_through():
         undecodable_work_order,
         work_order_problem,
     )
-    from agentledger.domain.manifest import ExecutionManifest
     from agentledger.domain.memory import outcome_proposal
     from agentledger.domain.run_loop import narrowed_budget, next_step
-    from agentledger.domain.state import RunStatus, WorkingState
+    from agentledger.domain.state import WorkingState
     from agentledger.domain.steps import (
         ModelStepResult,
         after_model_step,
@@ -36,14 +34,22 @@ with workflow.unsafe.imports_passed_through():
         within_budget,
     )
     from agentledger.domain.workorder import WorkOrder
+    from agentledger.workflows.messages import (
+        ApprovalDecision,
+        ApprovalResult,
+        Continuation,
+        Reply,
+        ReplyResult,
+        RunInput,
+        RunOutcome,
+    )
 
-from agentledger.workflows._approvals import ApprovalDecision, ApprovalDesk, ApprovalResult
-from agentledger.workflows._conversation import Conversation, Reply, ReplyResult
+from agentledger.workflows._approvals import ApprovalDesk
+from agentledger.workflows._conversation import Conversation
 from agentledger.workflows._core import (
     MODEL_RETRY,
     MODEL_TIMEOUT,
     RETRY,
-    ActivityQueues,
     Run,
     cause,
 )
@@ -57,33 +63,6 @@ from agentledger.workflows._tracing import (
     span,
     step_outcome,
 )
-
-
-class Continuation(BaseModel):
-    """What a run carries across continue-as-new: its exact state, that state's hash, and the
-    attempt's frozen manifest (the attempt does not change, so neither does its manifest)."""
-
-    model_config = ConfigDict(frozen=True)
-    state: WorkingState
-    state_hash: str
-    manifest: ExecutionManifest
-
-
-class RunInput(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    run_id: str
-    work_order: WorkOrder
-    continued: Continuation | None = None
-    queues: ActivityQueues | None = None
-    """Set by the deployment's starters (``AGENTLEDGER_MODEL_QUEUE``/``_TOOL_QUEUE``)."""
-
-
-class RunOutcome(BaseModel):
-    """How the run ended, and its answer when it completed."""
-
-    model_config = ConfigDict(frozen=True)
-    status: RunStatus
-    answer: str | None = None
 
 
 @workflow.defn(name="AgentRun")
