@@ -80,7 +80,7 @@ class Draft:
 
     def freeze(self) -> WorkingState:
         f = dict(self.f)
-        f["used"] = BudgetUsed.model_construct(
+        f["used"] = BudgetUsed.trusted(
             steps=self.steps, tool_calls=self.tool_calls, tokens=self.tokens
         )
         for name in _TUPLE_FIELDS:
@@ -93,7 +93,7 @@ class Draft:
             k: v if type(v) is Observation else _observation(v)
             for k, v in f["observations"].items()
         }
-        return WorkingState.model_construct(**f)
+        return WorkingState.trusted(**f)  # every field is here: it began as a state's own
 
     def used(self, steps: int = 0, tool_calls: int = 0, tokens: int = 0) -> None:
         self.steps += steps
