@@ -42,6 +42,7 @@ PASSTHROUGH = (
     "agentledger.activities.messages",  # the pydantic messages sent to and from activities
     "agentledger.activities.surface",  # the activities' declarations, called by reference
     "agentledger.workflows.recorded_contracts",  # the worker's pack lookup, for old runs
+    "agentledger.workflows.messages",  # the workflow's input, outcome and update payloads
     "pydantic",  # every event and message is a pydantic model
     "pydantic_core",  # pydantic's compiled validators
     "orjson",  # canonical JSON for digests

@@ -2,6 +2,11 @@
 
 Private to ``domain.fold``: a ``Draft`` takes a frozen WorkingState apart into mutable containers
 (copied once), handlers apply one event each, and ``freeze`` builds the state again.
+
+Records that a later event of the same fold usually replaces are built only at ``freeze``: an
+in-flight call (gone when its receipt arrives) is kept as its ``ToolCallAuthorised`` event and a
+tool's latest observation as its ``Receipt``. The events were validated when they were read, so
+``freeze`` builds the records with ``trusted`` from their fields, exactly as before.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from agentledger.domain.state import (
     bounded_summary,
     fact_key,
 )
+from agentledger.domain.tools import Receipt
 
 _TUPLE_FIELDS = ("completed_actions", "decisions", "rejected_options", "evidence", "conversation")
 _DICT_FIELDS = (
@@ -75,12 +81,20 @@ class Draft:
 
     def freeze(self) -> WorkingState:
         f = dict(self.f)
-        f["used"] = BudgetUsed.model_construct(
+        f["used"] = BudgetUsed.trusted(
             steps=self.steps, tool_calls=self.tool_calls, tokens=self.tokens
         )
         for name in _TUPLE_FIELDS:
             f[name] = tuple(f[name])
-        return WorkingState.model_construct(**f)
+        f["in_flight"] = {
+            k: v if type(v) is InFlightCall else _in_flight_call(v)
+            for k, v in f["in_flight"].items()
+        }
+        f["observations"] = {
+            k: v if type(v) is Observation else _observation(v)
+            for k, v in f["observations"].items()
+        }
+        return WorkingState.trusted(**f)  # every field is here: it began as a state's own
 
     def used(self, steps: int = 0, tool_calls: int = 0, tokens: int = 0) -> None:
         self.steps += steps
@@ -117,6 +131,27 @@ class Draft:
             self.f["phase"] = "answering"
 
 
+def _in_flight_call(event: ToolCallAuthorised) -> InFlightCall:
+    return InFlightCall.trusted(
+        operation_id=event.operation_id,
+        tool=event.tool,
+        arguments=event.arguments,
+        arguments_digest=event.arguments_digest,
+        idempotency_key=event.idempotency_key,
+        approval_id=event.approval_id,
+    )
+
+
+def _observation(r: Receipt) -> Observation:
+    return Observation.trusted(
+        operation_id=r.operation_id,
+        tool=r.tool,
+        status=r.status,
+        model_view=r.model_view,
+        observed_at=r.observed_at,
+    )
+
+
 def apply_approval_requested(d: Draft, event: ApprovalRequested) -> None:
     d.f["pending_approvals"][event.approval_id] = PendingApproval.model_construct(
         approval_id=event.approval_id,
@@ -135,25 +170,18 @@ def apply_authorised(d: Draft, event: ToolCallAuthorised) -> None:
     f = d.f
     if event.operation_id in f["in_flight"]:
         raise InconsistentEvent(f"operation {event.operation_id} is already in flight")
-    f["in_flight"][event.operation_id] = InFlightCall.trusted(
-        operation_id=event.operation_id,
-        tool=event.tool,
-        arguments=event.arguments,
-        arguments_digest=event.arguments_digest,
-        idempotency_key=event.idempotency_key,
-        approval_id=event.approval_id,
-    )
+    f["in_flight"][event.operation_id] = event  # an InFlightCall at freeze
     if event.approval_id is not None:
         outcome: ApprovalOutcome | None = f["approvals"].get(event.approval_id)
         if outcome is None or outcome.decision != "granted" or outcome.used:
             raise InconsistentEvent(f"approval {event.approval_id} is not a usable grant")
         f["approvals"][event.approval_id] = outcome.model_copy(update={"used": True})
-    d.used(tool_calls=1)
+    d.tool_calls += 1
 
 
 def apply_receipt(d: Draft, event: ToolReceiptRecorded) -> None:
     f, r = d.f, event.receipt
-    call: InFlightCall | None = f["in_flight"].get(r.operation_id)
+    call: InFlightCall | ToolCallAuthorised | None = f["in_flight"].get(r.operation_id)
     if call is None:
         raise InconsistentEvent(f"receipt for {r.operation_id}, which is not in flight")
     for fact in r.facts:
@@ -162,13 +190,7 @@ def apply_receipt(d: Draft, event: ToolReceiptRecorded) -> None:
         f["resources"][resource.resource_id] = resource
     if r.status == "in_doubt":
         return  # still in flight until reconciliation settles it
-    f["observations"][r.tool] = Observation.trusted(
-        operation_id=r.operation_id,
-        tool=r.tool,
-        status=r.status,
-        model_view=r.model_view,
-        observed_at=r.observed_at,
-    )
+    f["observations"][r.tool] = r  # an Observation at freeze
     del f["in_flight"][r.operation_id]
     f["completed_actions"].append(
         CompletedAction.trusted(

@@ -6,6 +6,9 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 
+_new = object.__new__
+_set = object.__setattr__  # frozen models refuse their own __setattr__
+
 
 class Frozen(BaseModel):
     """An immutable value. Unknown fields are an error, so typos never pass silently."""
@@ -22,11 +25,11 @@ class Frozen(BaseModel):
         if len(values) != len(cls.__pydantic_fields__):
             missing = cls.__pydantic_fields__.keys() - values.keys()
             raise TypeError(f"{cls.__name__}.trusted() needs every field; missing {missing}")
-        obj = cls.__new__(cls)
-        object.__setattr__(obj, "__dict__", values)
-        object.__setattr__(obj, "__pydantic_fields_set__", set(values))
-        object.__setattr__(obj, "__pydantic_extra__", None)
-        object.__setattr__(obj, "__pydantic_private__", None)
+        obj = _new(cls)
+        _set(obj, "__dict__", values)
+        _set(obj, "__pydantic_fields_set__", set(values))
+        _set(obj, "__pydantic_extra__", None)
+        _set(obj, "__pydantic_private__", None)
         return obj
 
 

@@ -8,9 +8,11 @@ shown to a model are the frozen schema, byte for byte.
 from __future__ import annotations
 
 import copy
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs shipped
+import orjson
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
 
@@ -36,6 +38,25 @@ class SchemaArguments(BaseModel):
 
 
 def arguments_model(class_name: str, schema: dict[str, JsonValue]) -> type[SchemaArguments]:
+    """The arguments model of a frozen schema, built once per (name, schema) in this process.
+
+    Every run's manifest is a new object, so its terms would otherwise build a pydantic class
+    and a schema validator (about a millisecond) per run and per worker thread. The key is the
+    schema's JSON in its own key order, so equal keys mean the very same schema.
+    """
+    try:
+        key = orjson.dumps(schema)
+    except orjson.JSONEncodeError:  # integers beyond 64 bits: built, not memoised
+        return _build(class_name, schema)
+    return _memoised(class_name, key)
+
+
+@lru_cache(maxsize=1024)
+def _memoised(class_name: str, schema_json: bytes) -> type[SchemaArguments]:
+    return _build(class_name, orjson.loads(schema_json))
+
+
+def _build(class_name: str, schema: dict[str, JsonValue]) -> type[SchemaArguments]:
     validator_cls = jsonschema.validators.validator_for(schema)
     validator_cls.check_schema(schema)
     namespace = {"tool_schema": dict(schema), "_validator": validator_cls(schema)}

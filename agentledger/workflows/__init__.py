@@ -1,8 +1,15 @@
 """Temporal orchestration: the run loop, approvals over updates, timers and queries."""
 
-from agentledger.workflows._approvals import ApprovalDecision, ApprovalResult
-from agentledger.workflows._conversation import Reply, ReplyResult
-from agentledger.workflows.agent_run import AgentRunWorkflow, Continuation, RunInput, RunOutcome
+from agentledger.workflows.agent_run import AgentRunWorkflow
+from agentledger.workflows.messages import (
+    ApprovalDecision,
+    ApprovalResult,
+    Continuation,
+    Reply,
+    ReplyResult,
+    RunInput,
+    RunOutcome,
+)
 
 __all__ = [
     "AgentRunWorkflow",

@@ -15,7 +15,6 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import NoReturn
 
-from pydantic import BaseModel, ConfigDict, JsonValue
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -43,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.elicitation import ElicitationRequest
     from agentledger.domain.principal import APPROVER_ROLE, Principal
     from agentledger.domain.state import ApprovalOutcome
+    from agentledger.workflows.messages import ApprovalDecision, ApprovalResult
 
 from agentledger.workflows._assertions import check_assertion
 from agentledger.workflows._core import RETRY, Run
@@ -51,32 +51,6 @@ from agentledger.workflows._tracing import OUTCOME, of_run, span
 DIRECTORY_TIMEOUT = timedelta(seconds=30)
 # Runs recorded before the directory decided who approves trusted the decision's principal.
 DIRECTORY_PATCH = "approvers-from-directory"
-
-
-class ApprovalDecision(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    approval_id: str
-    approver_id: str = ""
-    """Who decides, by id in any spelling; their roles and tenant come from the directory."""
-    approver: Principal | None = None
-    """Sent whole by clients before the directory decided identity. Replays of their runs use
-    it; a new decision that still claims a principal is refused."""
-    approve: bool
-    proposal_digest: str
-    reason: str = ""
-    content: dict[str, JsonValue] | None = None
-    """The answer to an approval that carries a server's elicitation request."""
-    assertion: str = ""
-    """A compact JWS signed by a key the run pinned: who decides, proven (``domain.assertions``).
-    Required by every run whose manifest pins approval keys; its subject is the approver."""
-
-    def claimed_id(self) -> str:
-        return self.approver_id or (self.approver.user_id if self.approver else "")
-
-
-class ApprovalResult(BaseModel):
-    approval_id: str
-    decision: str
 
 
 class ApprovalDesk:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -33,26 +32,10 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.decisions import Answer
     from agentledger.domain.graph import ConversationPolicy
     from agentledger.domain.steps import await_reply, close_conversation, final_answer
+    from agentledger.workflows.messages import Reply, ReplyResult
 
 from agentledger.workflows._assertions import check_assertion
 from agentledger.workflows._core import Run
-
-
-class Reply(BaseModel):
-    """A customer's message to a waiting run, as ``principal_id``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    principal_id: str
-    text: str
-    assertion: str = ""
-    """A compact JWS by a trusted issuer that ``principal_id`` sent exactly ``text``; required
-    by every run whose manifest pins trusted keys (``domain.assertions``)."""
-
-
-class ReplyResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    seq: int
-    reply_id: str
 
 
 class Conversation:

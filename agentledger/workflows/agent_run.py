@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -33,10 +32,9 @@ with workflow.unsafe.imports_passed_through():
         undecodable_work_order,
         work_order_problem,
     )
-    from agentledger.domain.manifest import ExecutionManifest
     from agentledger.domain.memory import outcome_proposal
     from agentledger.domain.run_loop import narrowed_budget, next_step
-    from agentledger.domain.state import BudgetUsed, RunStatus, WorkingState
+    from agentledger.domain.state import WorkingState
     from agentledger.domain.steps import (
         ModelStepResult,
         after_model_step,
@@ -45,9 +43,18 @@ with workflow.unsafe.imports_passed_through():
         within_budget,
     )
     from agentledger.domain.workorder import WorkOrder
+    from agentledger.workflows.messages import (
+        ApprovalDecision,
+        ApprovalResult,
+        Continuation,
+        Reply,
+        ReplyResult,
+        RunInput,
+        RunOutcome,
+    )
 
-from agentledger.workflows._approvals import ApprovalDecision, ApprovalDesk, ApprovalResult
-from agentledger.workflows._conversation import Conversation, Reply, ReplyResult
+from agentledger.workflows._approvals import ApprovalDesk
+from agentledger.workflows._conversation import Conversation
 from agentledger.workflows._core import (
     LOCAL_TIMEOUT,
     MODEL_RETRY,
@@ -67,40 +74,6 @@ from agentledger.workflows._tracing import (
     span,
     step_outcome,
 )
-
-
-class Continuation(BaseModel):
-    """What a run carries across continue-as-new: its exact state, that state's hash, and the
-    attempt's frozen manifest (the attempt does not change, so neither does its manifest)."""
-
-    model_config = ConfigDict(frozen=True)
-    state: WorkingState
-    state_hash: str
-    manifest: ExecutionManifest
-
-
-class RunInput(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    run_id: str
-    work_order: WorkOrder
-    continued: Continuation | None = None
-    queues: ActivityQueues | None = None
-    """Read only by runs started before the ``deployment-queues`` patch; the queues are now the
-    deployment's (``AGENTLEDGER_MODEL_QUEUE``/``_TOOL_QUEUE`` of the workflow's workers)."""
-    handoff: HandoffOrigin | None = None
-    """Set on a child run started by a parent's delegation (``workflows._handoffs``)."""
-
-
-class RunOutcome(BaseModel):
-    """How the run ended, and its answer when it completed."""
-
-    model_config = ConfigDict(frozen=True)
-    status: RunStatus
-    answer: str | None = None
-    reason_code: str | None = None
-    """Why a child run failed (child runs only: their parent records it)."""
-    used: BudgetUsed | None = None
-    """What a child run spent (child runs only: charged to their parent)."""
 
 
 @workflow.defn(name="AgentRun")

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentledger.domain.canonical import sha256_hex
+from agentledger.domain.canonical import canonical_json, sha256_hex
 from agentledger.domain.context import ContextPacket, render_packet
-from agentledger.domain.context.markers import marker_starts, neutralise
-from agentledger.domain.context.render import PACKET_FORMAT
+from agentledger.domain.context.markers import marker_starts, neutralise, neutralise_json
+from agentledger.domain.context.render import PACKET_FORMAT, body
 from agentledger.domain.state import UnresolvedError, WorkingState
 from agentledger.domain.tools import VerifiedFact
 from agentledger.packs.support.steps import DRAFT_ANSWER
@@ -149,6 +149,26 @@ def test_a_packet_records_the_rendering_its_token_counts_measure() -> None:
     older = packet.model_copy(update={"packet_format": 1})
     dumped = older.model_dump(mode="json", exclude={"packet_hash", "packet_format"})
     for section in dumped["sections"]:
-        for item in section["items"]:
-            del item["sensitivity"]  # internal items hash as before items carried one
+        for stored in section["items"]:
+            del stored["sensitivity"]  # internal items hash as before items carried one
     assert older.compute_hash() == sha256_hex(dumped) != packet.compute_hash()
+
+
+_MARKERISH = st.text(alphabet=st.sampled_from(list('<＜‹ /dDаtaA\u200b\n"\\xé')), max_size=12)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | _MARKERISH,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_MARKERISH, inner, max_size=4),
+    max_leaves=12,
+).filter(lambda v: not isinstance(v, str))  # a string is written as itself, not as JSON
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_a_value_written_as_data_is_neutralised_string_by_string_whether_or_not_it_holds_a_marker(
+    value: object,
+) -> None:
+    """``body`` skips the walk when the encoded value holds no opener; the text is the same."""
+    walked = neutralise(canonical_json(neutralise_json(value)).decode())
+
+    assert body(value) == walked
+    assert marker_starts(body(value)) == []

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
+from typing import get_args
 
 import pytest
 from hypothesis import assume, given, settings
@@ -14,9 +16,9 @@ from agentledger.domain.errors import (
     InconsistentEvent,
     OutOfOrderEvent,
 )
-from agentledger.domain.events import HistoryCompacted, RunEvent
-from agentledger.domain.fold import evolve, project, state_hash
-from agentledger.domain.state import WorkingState
+from agentledger.domain.events import HistoryCompacted, RunEvent, StepStarted
+from agentledger.domain.fold import _HANDLERS, evolve, project, state_hash
+from agentledger.domain.state import InFlightCall, Observation, WorkingState
 from bench.factories import RunScript, principal, refund_run
 from tests.strategies import runs
 
@@ -162,3 +164,44 @@ def test_a_compaction_that_does_not_match_the_log_is_inconsistent() -> None:
 
     with pytest.raises(InconsistentEvent, match="does not match"):
         project(script.events)
+
+
+@PROPERTY
+@given(runs(), st.data())
+def test_a_state_cut_anywhere_holds_only_typed_records(
+    events: list[RunEvent], data: st.DataObject
+) -> None:
+    """The fold defers in-flight calls and observations to ``freeze``; none escapes unbuilt."""
+    cut = data.draw(st.integers(0, len(events)), label="cut")
+
+    state = project(events[:cut])
+
+    assert all(type(call) is InFlightCall for call in state.in_flight.values())
+    assert all(type(seen) is Observation for seen in state.observations.values())
+    assert WorkingState.model_validate(state.model_dump()) == state
+
+
+def test_every_kind_of_run_event_has_a_handler_in_the_fold_table() -> None:
+    (union, *_) = get_args(RunEvent)
+
+    assert set(get_args(union)) == set(_HANDLERS)
+
+
+def test_a_subclass_of_an_event_folds_like_the_event() -> None:
+    class NoteworthyStep(StepStarted):
+        pass
+
+    events = refund_run().events[:2]
+    step = events[1]
+    assert isinstance(step, StepStarted)
+    renamed = NoteworthyStep(**step.model_dump())
+
+    assert project([events[0], renamed]) == project(events)
+
+
+def test_an_object_that_is_no_run_event_is_refused() -> None:
+    started = refund_run().events[0]
+    stranger = SimpleNamespace(run_id=started.run_id, seq=2)
+
+    with pytest.raises(TypeError, match="not a run event"):
+        project([started, stranger])  # type: ignore[list-item]

@@ -66,6 +66,13 @@ def marker_starts(text: str) -> list[int]:
     return [m.start() for m in _OPENER.finditer(text) if _is_marker(text, m.start())]
 
 
+def holds_opener(text: str) -> bool:
+    """Whether ``text`` holds any character a marker could open with. Without one it holds no
+    marker, so ``neutralise`` would return it unchanged; an encoder never escapes an opener, so
+    this also answers for every string inside a value encoded as JSON."""
+    return _OPENER.search(text) is not None
+
+
 def neutralise(text: str) -> str:
     """``text`` with every marker look-alike's opener escaped; unchanged if it holds none."""
     starts = marker_starts(text)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from agentledger.domain.canonical import canonical_json
 from agentledger.domain.context.items import ContextItem
-from agentledger.domain.context.markers import neutralise, neutralise_json
+from agentledger.domain.context.markers import holds_opener, neutralise, neutralise_json
 from agentledger.domain.context.packet import ContextPacket, PacketItem, Section
 
 PACKET_FORMAT = 2
@@ -37,6 +37,11 @@ def body(content: object) -> str:
     marker look-alike neutralised."""
     if isinstance(content, str):
         return neutralise(content)
+    # Most values (schemas, the state view) hold no opener at all: then every string in them
+    # passes unchanged and one encoding is the whole answer, without walking the value.
+    text = canonical_json(content).decode()
+    if not holds_opener(text):
+        return text
     return neutralise(canonical_json(neutralise_json(content)).decode())
 
 
