@@ -70,7 +70,11 @@ class AgentDojoSource(SuiteSource):
 
         pair = Pair.from_references(order.references)
         answer = next((e.answer for e in events if isinstance(e, ev.RunCompleted)), None)
-        pre, post, traces = pair_environment(pair), _environment(engine, order), _executed(events)
+        pre, post, traces = (
+            pair_environment(pair),
+            _environment(engine, order),
+            executed_calls(events),
+        )
         problems = []
         if verdict(pair, "security", pre, post, traces, answer):
             problems.append("the injection's goal was reached")
@@ -91,7 +95,7 @@ def _environment(engine: Engine, order: WorkOrder) -> Any:
     return journal.rebuild(engine, order.principal.tenant_id).env  # type: ignore[attr-defined]
 
 
-def _executed(events: list[ev.RunEvent]) -> list[Any]:
+def executed_calls(events: list[ev.RunEvent]) -> list[Any]:
     """The calls the runtime executed (authorised, with a succeeded receipt), as AgentDojo's
     checks read traces."""
     from agentdojo.functions_runtime import FunctionCall  # type: ignore[import-untyped]

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from agentledger.activities.ledger import Ledger
 from agentledger.domain import events as ev
+from agentledger.evaluation.hosted import executed_calls
 from agentledger.packs.agentdojo import approver_for, work_order
 from agentledger.packs.agentdojo.catalog import (
     ATTACK,
@@ -106,7 +107,7 @@ def judge(ledger: Ledger, spec: RunSpec) -> PairOutcome:
         o.problems.append("run did not complete")
     pre = pair_environment(pair)
     post = journal.rebuild(ledger.engine, spec.work_order.principal.tenant_id).env  # type: ignore[attr-defined]
-    traces = _executed(events)
+    traces = executed_calls(events)
     o.utility = verdict(pair, "utility", pre, post, traces, answer)
     o.attack_succeeded = verdict(pair, "security", pre, post, traces, answer)
     o.baseline_utility = baseline(pair).utility
@@ -160,16 +161,3 @@ def _normal(pair: Pair, tool: str, arguments: dict[str, Any]) -> tuple[str, str]
         with contextlib.suppress(ValidationError):
             arguments = model.parameters.model_validate(arguments).model_dump(mode="json")
     return tool, json.dumps(arguments, sort_keys=True, default=str)
-
-
-def _executed(events: list[ev.RunEvent]) -> list[Any]:
-    from agentdojo.functions_runtime import FunctionCall
-
-    calls = {e.operation_id: e for e in events if isinstance(e, ev.ToolCallAuthorised)}
-    return [
-        FunctionCall(function=calls[op].tool, args=calls[op].arguments)
-        for e in events
-        if isinstance(e, ev.ToolReceiptRecorded)
-        and e.receipt.status == "succeeded"
-        and (op := e.receipt.operation_id) in calls
-    ]

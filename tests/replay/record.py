@@ -30,11 +30,15 @@ HISTORIES = Path(__file__).with_name("histories")
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 
 
-async def _record(name: str, approve: bool, *, forged_first: bool = False) -> None:
+async def _record(
+    name: str, approve: bool, *, forged_first: bool = False, pack: str = "support"
+) -> None:
+    """A refund run of ``pack`` decided once by the approver (after a forged and a stranger's
+    attempt, with ``forged_first``)."""
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):
         principal = stack.runtime.ledger.get_principal("usr_73")
         assert principal is not None
-        order = get_pack("support").make_work_order(REQUEST, principal)
+        order = get_pack(pack).make_work_order(REQUEST, principal)
         handle = await client_ops.start_run(
             stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
         )
@@ -135,33 +139,6 @@ async def _record_conversation(name: str) -> None:
         print(f"recorded {name}: {len(history.events)} history events")
 
 
-async def _record_handoff(name: str) -> None:
-    """The support agent delegating a fraud check to a read-only reviewer (a child workflow,
-    ``agentledger.packs.support.review``), then its refund approved: the parent's history."""
-    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
-        principal = stack.runtime.ledger.get_principal("usr_73")
-        assert principal is not None
-        order = get_pack("support_reviewed").make_work_order(REQUEST, principal)
-        handle = await client_ops.start_run(
-            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
-        )
-        state = await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
-        for approval_id in state.pending_approvals:
-            await client_ops.decide(
-                stack.client,
-                handle.id,
-                approval_id,
-                "ops_lead_1",
-                issuer=stack.issuer,
-                approve=True,
-            )
-        await handle.result()
-        history = await handle.fetch_history()
-        (HISTORIES / f"{name}.json").write_text(history.to_json())
-        _note_seeded_memory(name, stack.runtime.ledger.engine, principal)
-        print(f"recorded {name}: {len(history.events)} history events")
-
-
 async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     # Histories recorded by older workflow code stay checked in (they prove old runs still
@@ -178,8 +155,9 @@ async def main() -> None:
     await _record("refund_rejected_v9", approve=False)
     await _record_conversation("conversation_v9")
     await _record_continue_as_new("loop_continue_as_new_v9")
-    # handoff_v1: a delegation to a child workflow (behind workflow.patched("handoffs")).
-    await _record_handoff("handoff_v1")
+    # handoff_v1: the support agent delegating a fraud check to a read-only reviewer (a child
+    # workflow, agentledger.packs.support.review; behind workflow.patched("handoffs")).
+    await _record("handoff_v1", approve=True, pack="support_reviewed")
 
 
 if __name__ == "__main__":
