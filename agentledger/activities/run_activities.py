@@ -16,12 +16,6 @@ from temporalio.exceptions import ApplicationError
 from agentledger.activities import _telemetry
 from agentledger.activities.directory import check_requester
 from agentledger.activities.ledger import Ledger
-from agentledger.activities.mcp import (
-    McpToolImplementation,
-    PreapprovedElicitations,
-    discover,
-    pin_server,
-)
 from agentledger.activities.memory import MemoryStore
 from agentledger.activities.messages import (
     ActivityQueues,
@@ -57,7 +51,7 @@ from agentledger.domain.errors import ManifestError
 from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.manifest import AgentProfile, ExecutionManifest, resolve_manifest
-from agentledger.domain.mcp import pinned_tool
+from agentledger.domain.mcp import McpServerPin, pinned_tool
 from agentledger.domain.tools import Receipt, ToolContract, bounded_receipt
 
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
@@ -137,7 +131,7 @@ class RunActivities(RunSteps):
             contracts=pack.contracts,
             # Each MCP server is discovered at attempt start and its identity, protocol,
             # capabilities and tool-list digest frozen here; calls are checked against them.
-            mcp_pins=tuple(pin_server(discover(c), c) for c in profile.mcp_servers),
+            mcp_pins=_pinned_servers(profile),
             # Decisions must be signed with one of these; a later key rotation moves no run.
             trusted_keys=self._trusted_keys,
             handoff_origin=params.handoff_origin,
@@ -270,6 +264,8 @@ class RunActivities(RunSteps):
         if native is not None:
             return native
         # A pinned MCP tool, rebuilt from the manifest: no worker-side view of the server.
+        from agentledger.activities.mcp import McpToolImplementation, PreapprovedElicitations
+
         pins = self._manifests(params.manifest_hash).mcp_servers
         pin, name = pinned_tool(pins, params.tool)
         return McpToolImplementation(
@@ -356,3 +352,14 @@ def _user_line(output: ToolOutput, contract: ToolContract) -> str:
 
 def _not_this_run(problem: str) -> ApplicationError:
     return ApplicationError(problem, type="carried_state_mismatch", non_retryable=True)
+
+
+def _pinned_servers(profile: AgentProfile) -> tuple[McpServerPin, ...]:
+    """Each of the profile's MCP servers, discovered and pinned. The MCP client is imported by
+    the first run that has one: the SDK (its server side included) costs a worker tens of MB
+    that workers whose runs never use MCP need not carry."""
+    if not profile.mcp_servers:
+        return ()
+    from agentledger.activities.mcp import discover, pin_server
+
+    return tuple(pin_server(discover(c), c) for c in profile.mcp_servers)
