@@ -10,6 +10,9 @@ step:
 
 - each order is refunded at most once across runs, and only by a run whose approval was granted;
 - every grant is bound to the proposal digest its request showed, and signed by the approver;
+- in conversations that continue as new after almost every turn, replies sent at once by the
+  customer or by a stranger: none lost, none taken twice, none refused yet recorded, none of a
+  stranger's taken (checked at rest);
 - no run's ledger holds an event twice or out of order (a gap may show while a killed worker's
   append waits for its retry; at rest every ledger is contiguous).
 
@@ -27,7 +30,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import Awaitable, Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -61,6 +64,9 @@ from agentledger.packs.support import PACK as SUPPORT
 from agentledger.packs.support import records
 from agentledger.registry import get_pack, register_pack
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
+from bench._chat_pack import CHAT_CAN
+from bench._chat_pack import CUSTOMER as CHAT_CUSTOMER
+from bench._chat_pack import STRANGER as CHAT_STRANGER
 from bench._stack import open_stack, start_dev_server
 from bench.crash import outages
 from bench.crash.crashkit import CrashSite, WorkerProcess
@@ -88,17 +94,21 @@ MAX_SERVER_RESTARTS_PER_EXAMPLE = 1  # each costs the server's start-up
 # Both caps count per example: a precondition that read a count kept across examples would
 # change when hypothesis replays a failing example, hiding the failure behind a flaky strategy.
 SHORT_TTL_PACK = f"{SHORT_TTL.name}={__name__}:SHORT_TTL"
+CHAT_PACK = f"{CHAT_CAN.name}=bench._chat_pack:CHAT_CAN"
+REPLIERS = (CHAT_CUSTOMER.user_id, CHAT_CUSTOMER.user_id, CHAT_STRANGER.user_id)
 DECIDERS = ("ops_lead_1", "ops_lead_1", "usr_73", "agent_2", "mallory")  # the approver twice
 
 
 class ShortTtlSite(CrashSite):
-    """The crash site, whose workers also host the support pack with a two-second approval."""
+    """The crash site, whose workers also host the support pack with a two-second approval and
+    the conversational pack that continues as new after almost every turn."""
 
     def worker_env(
         self, point: str | None, barrier: int = 1, action: str = "kill"
     ) -> dict[str, str]:
         env = super().worker_env(point, barrier, action)
-        return {**env, "AGENTLEDGER_PACKS": f"{env['AGENTLEDGER_PACKS']},{SHORT_TTL_PACK}"}
+        packs = f"{env['AGENTLEDGER_PACKS']},{SHORT_TTL_PACK},{CHAT_PACK}"
+        return {**env, "AGENTLEDGER_PACKS": packs}
 
 
 class World:
@@ -132,6 +142,7 @@ class Protocol(RuleBasedStateMachine):
     world: World
     examples = 0
     runs = Bundle("runs")
+    chats = Bundle("chats")
 
     def __init__(self) -> None:
         super().__init__()
@@ -139,6 +150,7 @@ class Protocol(RuleBasedStateMachine):
         self.started: list[str] = []
         self.kills = 0
         self.restarts = 0
+        self.replies: dict[str, Replies] = {}
         self.first_order = self.world.orders_taken
         self.world.orders_taken += ORDERS_PER_EXAMPLE
 
@@ -158,6 +170,38 @@ class Protocol(RuleBasedStateMachine):
         self.started.append(run_id)
         self.world.runs.append(run_id)
         return run_id
+
+    @rule(target=chats)
+    def start_a_conversation(self) -> str:
+        """A conversation that continues as new after almost every turn (``chat_can``)."""
+        order = get_pack(CHAT_CAN.name).make_work_order("I'd like to pick a colour", CHAT_CUSTOMER)
+        run_id = self.world.call(self._started(order))
+        self.started.append(run_id)
+        self.world.runs.append(run_id)
+        self.replies[run_id] = Replies()
+        return run_id
+
+    @rule(
+        chat=chats,
+        who=st.sampled_from(REPLIERS),
+        colour=st.sampled_from(["red", "green", "blue", "mauve"]),
+        at_once=st.integers(1, 3),
+    )
+    def reply(self, chat: str, who: str, colour: str, at_once: int) -> None:
+        """Messages sent at once by the customer (taken, or refused to them) or a stranger
+        (always refused); a server restart may leave whether one was taken unknown."""
+        replies = self.replies[chat]
+        texts = [f"{colour} #{replies.sent + n}" for n in range(at_once)]
+        replies.sent += at_once
+
+        async def send() -> list[str]:
+            return await asyncio.gather(*(self._reply(chat, who, text) for text in texts))
+
+        for text, outcome in zip(texts, self.world.call(send()), strict=True):
+            getattr(replies, outcome).append(text)
+        if who != CHAT_CUSTOMER.user_id:
+            replies.strangers += texts
+            assert not set(texts) & set(replies.taken), f"a stranger's message was taken: {texts}"
 
     @rule(run_id=runs, who=st.sampled_from(DECIDERS), approve=st.booleans())
     def decide(self, run_id: str, who: str, approve: bool) -> None:
@@ -246,12 +290,16 @@ class Protocol(RuleBasedStateMachine):
             events = self.world.ledger.read(run_id)
             assert [e.seq for e in events] == list(range(1, len(events) + 1)), run_id
             _grants_bound(events)
+            if run_id in self.replies:
+                _no_reply_lost_or_invented(self.replies[run_id], events)
 
     # ------------------------------------------------------------------ the moves
     async def _start(self, order_id: str, pack: str) -> str:
         principal = self.world.ledger.get_principal("usr_73")
         assert principal is not None
-        order = get_pack(pack).make_work_order(request_for(order_id), principal)
+        return await self._started(get_pack(pack).make_work_order(request_for(order_id), principal))
+
+    async def _started(self, order: WorkOrder) -> str:
         run_id = f"run_{uuid.uuid4().hex[:12]}"
         for _ in range(300):  # the server may be restarting; the id makes a resend harmless
             try:
@@ -265,6 +313,16 @@ class Protocol(RuleBasedStateMachine):
                 await asyncio.sleep(0.2)
         await _settled(self.world.client, run_id)
         return run_id
+
+    async def _reply(self, run_id: str, who: str, text: str) -> str:
+        """``taken``, ``refused``, or ``unknown`` when no answer came back."""
+        try:
+            await client_ops.reply(self.world.client, run_id, who, text, issuer=self.world.issuer)
+        except AgentLedgerError:
+            return "refused"  # Refused, or the run ended or was never found
+        except (RPCError, WorkflowUpdateFailedError):
+            return "unknown"
+        return "taken"
 
     async def _signed(self, run_id: str, who: str, approve: bool) -> None:
         pending = await _pending(self.world.client, run_id)
@@ -306,6 +364,30 @@ class Protocol(RuleBasedStateMachine):
                 return
             await asyncio.sleep(0.1)
         raise AssertionError(f"the ledger of {run_id} never caught up with its history")
+
+
+@dataclass
+class Replies:
+    """What one conversation was sent, by how the sender heard back."""
+
+    sent: int = 0
+    taken: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    strangers: list[str] = field(default_factory=list)
+    """Sent by someone other than the requester: never the run's to take."""
+
+
+def _no_reply_lost_or_invented(replies: Replies, events: list[ev.RunEvent]) -> None:
+    """Across continue-as-new, worker kills and server restarts: every message the customer was
+    told was taken is in the ledger exactly once; none refused to its sender is, nor any of a
+    stranger's; nothing there was never sent."""
+    said = [e.text for e in events if isinstance(e, ev.UserReplied)]
+    assert len(said) == len(set(said)), said
+    assert set(replies.taken) <= set(said), (replies.taken, said)
+    assert not set(replies.refused) & set(said), (replies.refused, said)
+    assert set(said) <= set(replies.taken) | set(replies.unknown), said
+    assert not set(replies.strangers) & set(said), (replies.strangers, said)
 
 
 def _prefix(events: list[ev.RunEvent]) -> list[ev.RunEvent]:
@@ -360,13 +442,16 @@ class Exploration:
     runs: int
     decisions: int
     expired: int
+    replies: int
+    compactions: int
     worker_kills: int
     server_restarts: int
 
     def line(self) -> str:
         return (
             f"state machine: {self.examples} examples, {self.runs} runs, {self.decisions} "
-            f"decisions, {self.expired} expired, {self.worker_kills} worker kills, "
+            f"decisions, {self.expired} expired, {self.replies} replies taken, "
+            f"{self.compactions} compactions, {self.worker_kills} worker kills, "
             f"{self.server_restarts} server restarts"
         )
 
@@ -405,6 +490,8 @@ async def explore(work_dir: Path, database_url: str, *, examples: int, steps: in
         runs=len(world.runs),
         decisions=sum(isinstance(e, decided) for e in events),
         expired=sum(isinstance(e, ev.ApprovalExpired) for e in events),
+        replies=sum(isinstance(e, ev.UserReplied) for e in events),
+        compactions=sum(isinstance(e, ev.HistoryCompacted) for e in events),
         worker_kills=world.kills,
         server_restarts=world.server_restarts,
     )
