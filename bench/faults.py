@@ -61,6 +61,8 @@ class Bench:
     database_url: str
     ledger: Ledger
     client: Client
+    server_dir: Path
+    """The server's own data: a restart must find its runs there."""
     next_order: int = 0
     baseline: tuple[str, ...] = ()
 
@@ -96,7 +98,7 @@ async def _restart_server(
 ) -> None:
     while not all(b.ledger.last_seq(r) >= 5 for r in runs):  # past the first tool call
         await asyncio.sleep(0.01)
-    b.server = await outages.crash_and_restart_server(b.server, b.data_dir / "temporal")
+    b.server = await outages.crash_and_restart_server(b.server, b.server_dir)
 
 
 async def _stop_worker(
@@ -233,7 +235,7 @@ async def main(
                     if ledger == "postgres" and url is None:
                         raise SystemExit("--ledgers postgres: no PostgreSQL answers")
                     done, server = await _all_points(
-                        data_dir / ledger, server, url or "", runs, only
+                        data_dir / ledger, data_dir / "temporal", server, url or "", runs, only
                     )
                     rows += [{"ledger": ledger, **row} for row in done]
         finally:
@@ -242,7 +244,12 @@ async def main(
 
 
 async def _all_points(
-    data_dir: Path, server: DevServer, url: str, runs: int, only: set[str] | None
+    data_dir: Path,
+    server_dir: Path,
+    server: DevServer,
+    url: str,
+    runs: int,
+    only: set[str] | None,
 ) -> tuple[list[dict[str, object]], DevServer]:
     """Every crash point on one ledger; the server as the points left it (one restarts it)."""
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -251,7 +258,7 @@ async def _all_points(
     runtime.seed()
     fault_pack.seed(runtime.ledger.engine)
     client = await connect(Settings(temporal_address=server.address))
-    b = Bench(data_dir, server, url, runtime.ledger, client)
+    b = Bench(data_dir, server, url, runtime.ledger, client, server_dir)
     postgres = url.startswith("postgresql")
     results = []
     for point in POINTS:
