@@ -1,6 +1,7 @@
 """Worker fleets: throughput with 1, 2 and 3 worker processes, and runs parked on approval.
 
-    python -m bench.fleet [--workers 1,2,3] [--runs 60] [--parked 200] [--database-url URL]
+    python -m bench.fleet [--workers 1,2,3] [--runs 60] [--parked 200] [--cache 100]
+                          [--database-url URL]
 
 Throughput: for each fleet size, a fresh stack, that many ``agentledger worker`` processes on one
 task queue, and ``--runs`` refund runs whose model takes 200 ms per call (I/O-bound, as real
@@ -8,10 +9,11 @@ providers are: ``bench._slow_pack``), each approved as soon as it asks; runs per
 first start to the last completion, with the ratio to one worker.
 
 Parked: ``--parked N`` refund runs parked on approval under a 3-worker fleet with a small run
-cache (``AGENTLEDGER_MAX_CACHED_RUNS``): start throughput, the server's and each worker's RSS
-while parked, then all approved: drain throughput and exactly-once counts (refund rows per
-order). Orders come from ``bench.crash.fault_pack`` (200 late orders; beyond that they repeat,
-and a second approved refund of one order must be refused, not paid).
+cache (``AGENTLEDGER_MAX_CACHED_RUNS``, ``--cache``) and the image's ``MALLOC_ARENA_MAX=2``
+(``infra/Dockerfile``; the environment's value wins): start throughput, the server's and each
+worker's RSS while parked, then all approved: drain throughput and exactly-once counts (refund
+rows per order). Orders come from ``bench.crash.fault_pack`` (200 late orders; beyond that they
+repeat, and a second approved refund of one order must be refused, not paid).
 
 Prints a table per mode, then one JSON line: runs, completed, duplicate_effects, workers,
 parked, worker_rss_mb_parked, server_rss_mb_parked.
@@ -83,6 +85,7 @@ def _workers(stack: Stack, n: int, cache: int) -> list[subprocess.Popen[bytes]]:
         "AGENTLEDGER_TASK_QUEUE": s.task_queue,
         "AGENTLEDGER_PACKS": SLOW_PACK,
         "AGENTLEDGER_MAX_CACHED_RUNS": str(cache),
+        "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2"),  # as the image sets it
     }
     return [
         subprocess.Popen(
@@ -229,6 +232,7 @@ async def main() -> None:
     parser.add_argument("--workers", default="1,2,3")
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--parked", type=int, default=0, help="also park N runs (0: skip)")
+    parser.add_argument("--cache", type=int, default=100, help="sticky cache of parked workers")
     parser.add_argument("--database-url", help="PostgreSQL admin URL (default: SQLite)")
     args = parser.parse_args()
     register_pack(_slow_pack.NAME, SLOW_PACK.split("=", 1)[1])
@@ -247,7 +251,7 @@ async def main() -> None:
         "workers": {int(r["workers"]): r["runs_per_s"] for r in rows},
     }
     if args.parked:
-        held = await parked(args.parked, args.database_url)
+        held = await parked(args.parked, args.database_url, args.cache)
         print(json.dumps(held))
         duplicates += int(str(held["duplicate_effects"]))
         summary |= {k: held[k] for k in ("parked", "worker_rss_mb_parked", "server_rss_mb_parked")}
