@@ -166,3 +166,9 @@ BLOATING_PACK = build_pack(
 CONTINUING_PACK = build_pack(
     "bench_can", 30, CompactionPolicy(max_history_events=120, max_history_bytes=2_000_000)
 )
+# The same loop keeping a window of 5 entries of each history as it continues (``domain.window``).
+WINDOWED_PACK = build_pack(
+    "bench_window",
+    30,
+    CompactionPolicy(max_history_events=120, max_history_bytes=2_000_000, window=5),
+)

@@ -148,7 +148,7 @@ class RunActivities(RunSteps):
             raise _not_this_run(
                 f"manifest {params.manifest_hash[:16]} was not frozen for run {params.run_id}"
             )
-        if state_hash(project(self._ledger.read(params.run_id))) != params.state_hash:
+        if state_hash(project(self._ledger.read_latest(params.run_id))) != params.state_hash:
             raise _not_this_run(
                 f"the state carried across continue-as-new is not the fold of {params.run_id}'s "
                 "ledger"

@@ -79,6 +79,13 @@ class Draft:
             f[name] = dict(f[name])
         self.f: dict[str, Any] = f
 
+    def reset(self, state: WorkingState) -> None:
+        """Start over from ``state`` (a compaction's), in place: ``project`` holds ``self.f``."""
+        fresh = Draft(state)
+        self.f.update(fresh.f)
+        self.steps, self.tool_calls, self.tokens = fresh.steps, fresh.tool_calls, fresh.tokens
+        self._evidence_keys = None
+
     def freeze(self) -> WorkingState:
         f = dict(self.f)
         f["used"] = BudgetUsed.trusted(

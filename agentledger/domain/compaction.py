@@ -14,6 +14,7 @@ from agentledger.domain.errors import DomainError
 from agentledger.domain.events import HistoryCompacted
 from agentledger.domain.fold import state_hash
 from agentledger.domain.state import WorkingState
+from agentledger.domain.window import bounded
 
 MAX_CARRIED_BYTES = 1_000_000
 """The largest state a run carries into continue-as-new, or sends to a model step (its latest
@@ -54,9 +55,12 @@ def compact(
     recorded_at: datetime,
     manifest_hash: str,
     summary: str = "",
+    window: int | None = None,
 ) -> HistoryCompacted:
     """The event that replaces events 1..state.last_seq with their exact typed facts.
 
+    With a ``window`` the facts are those of the state bounded to it (``domain.window``), which
+    is the state the run goes on with: the fold applies the same cut at this event.
     ``summary`` is optional prose for people, labelled ``model_summary`` and never read as fact.
     """
     if not can_compact(state):
@@ -64,7 +68,8 @@ def compact(
             f"run {state.run_id} is mid-operation at #{state.last_seq} "
             f"(in flight: {sorted(state.in_flight)}, pending: {sorted(state.pending_approvals)})"
         )
-    facts: dict[str, Any] = state.facts()
+    kept = state if window is None else bounded(state, window)
+    facts: dict[str, Any] = kept.facts()
     return HistoryCompacted(
         run_id=state.run_id,
         seq=state.last_seq + 1,
@@ -72,8 +77,9 @@ def compact(
         manifest_hash=manifest_hash,
         through_seq=state.last_seq,
         facts=facts,
-        facts_hash=state_hash(state),
+        facts_hash=state_hash(kept),
         summary=summary,
+        window=window,
     )
 
 

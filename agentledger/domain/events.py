@@ -205,6 +205,9 @@ class BudgetCharged(Envelope):
 class HistoryCompacted(Envelope):
     """Replaces events up to ``through_seq``; ``facts`` is the exact typed state at that point.
 
+    With a ``window``, the state was bounded first (``domain.window``): the histories beyond
+    their latest ``window`` entries left it for its archive. ``None``: compacted as it was.
+
     ``summary`` is prose for people and models, labelled ``model_summary``; it is never a fact.
     """
 
@@ -212,6 +215,7 @@ class HistoryCompacted(Envelope):
     through_seq: int
     facts: dict[str, JsonValue]
     facts_hash: str
+    window: int | None = Field(default=None, ge=1)
     summary: str = ""
     summary_trust: Literal["model_summary"] = "model_summary"
 

@@ -63,6 +63,7 @@ from agentledger.domain.state import (
     UnresolvedError,
     WorkingState,
 )
+from agentledger.domain.window import bounded
 from agentledger.domain.workorder import Budget
 
 
@@ -251,15 +252,21 @@ def _apply_handoff(d: Draft, event: HandoffRequested | HandoffCompleted | Handof
 
 
 def _apply_compaction(d: Draft, event: HistoryCompacted) -> None:
-    """At the head of a compacted log, load the facts; inside a full log, check them."""
+    """At the head of a compacted log, load the facts; inside a full log, check them. Either
+    way, with a window the run goes on with the bounded state (``domain.window``)."""
     if d.f["status"] == "new":
-        loaded = Draft(WorkingState.model_validate(event.facts))
-        d.f.update(loaded.f)
-        d.steps, d.tool_calls, d.tokens = loaded.steps, loaded.tool_calls, loaded.tokens
-        d._evidence_keys = None
+        loaded = WorkingState.model_validate(event.facts)
+        if event.window is not None and state_hash(loaded) != event.facts_hash:
+            raise InconsistentEvent(f"history_compacted #{event.seq}: facts do not match")
+        d.reset(loaded)
         return
-    if event.through_seq != d.f["last_seq"] or state_hash(d.freeze()) != event.facts_hash:
+    state = d.freeze()
+    if event.window is not None:
+        state = bounded(state, event.window)
+    if event.through_seq != d.f["last_seq"] or state_hash(state) != event.facts_hash:
         raise InconsistentEvent(f"history_compacted #{event.seq} does not match the log")
+    if event.window is not None:
+        d.reset(state)
 
 
 _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {

@@ -214,7 +214,7 @@ def _policy_refusal(
         if refusal is not None:
             return refusal
         digest = arguments_digest(contract.name, arguments)
-        earlier = {a.status for a in state.completed_actions if a.arguments_digest == digest}
+        earlier = state.settled_write(digest)
         if "succeeded" in earlier:
             return Deny(
                 reason_code="already_done",

@@ -42,6 +42,9 @@ class CompactionPolicy(Frozen):
 
     max_history_events: int = 2_000
     max_history_bytes: int = 4_000_000
+    window: int | None = Field(default=None, ge=1)
+    """Entries of each history (receipts, decisions, refusals, evidence, turns) a run keeps as it
+    continues; the rest stay in the ledger (``domain.window``). ``None``: ``window.WINDOW``."""
 
 
 class ToolGrant(Frozen):
@@ -147,8 +150,10 @@ class ExecutionManifest(Frozen):
             "handoffs",
             "handoff_origin",
         )
-        empty = {name for name in optional if not getattr(self, name)}
-        return self.model_dump(mode="json", exclude=empty or None)
+        exclude: dict[str, Any] = {name: True for name in optional if not getattr(self, name)}
+        if self.compaction.window is None:
+            exclude["compaction"] = {"window"}
+        return self.model_dump(mode="json", exclude=exclude or None)
 
     @property
     def hash(self) -> str:

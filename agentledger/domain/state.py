@@ -155,6 +155,20 @@ class UnresolvedError(Frozen):
     operation_id: str | None
 
 
+class Archive(Frozen):
+    """What a bounded state no longer holds (``domain.window``): the entries are events in the
+    ledger, before ``through_seq``; the state keeps how many left and a digest chained over them.
+
+    ``settled_writes`` keeps one thing the gate still needs of them: the arguments digest of every
+    write that succeeded, or whose outcome is unknown, so a repeat is refused however long ago
+    the first call was (``governance``)."""
+
+    through_seq: int
+    entries: dict[str, int]
+    digest: str
+    settled_writes: dict[str, ReceiptStatus] = Field(default_factory=dict)
+
+
 class BudgetUsed(Frozen):
     steps: int = 0
     tool_calls: int = 0
@@ -197,6 +211,8 @@ class WorkingState(Frozen):
     reply_refusals: int = 0
     handoffs: dict[str, HandoffRecord] = Field(default_factory=dict)
     """Delegations to child runs, by child run id (``domain.handoffs``)."""
+    archived: Archive | None = None
+    """Set once a compaction bounded the state (``domain.window``): what left it, by digest."""
 
     def facts(self) -> dict[str, Any]:
         """The state as compaction records it. Fields added for conversations and step graphs
@@ -239,8 +255,17 @@ class WorkingState(Frozen):
     def receipt_for(self, operation_id: str) -> CompletedAction | None:
         return next((a for a in self.completed_actions if a.operation_id == operation_id), None)
 
+    def settled_write(self, digest: str) -> set[ReceiptStatus]:
+        """The outcomes of this run's earlier calls with these arguments (``arguments_digest``;
+        in the window, or archived writes): ``succeeded`` or ``unknown`` mean the gate must not
+        let a write run again."""
+        earlier = {a.status for a in self.completed_actions if a.arguments_digest == digest}
+        if self.archived is not None and digest in self.archived.settled_writes:
+            earlier.add(self.archived.settled_writes[digest])
+        return earlier
 
-_LATER_FIELDS = ("at_step", "awaiting", "conversation", "reply_refusals", "handoffs")
+
+_LATER_FIELDS = ("at_step", "awaiting", "conversation", "reply_refusals", "handoffs", "archived")
 
 
 def fact_key(resource_id: str | None, name: str) -> str:

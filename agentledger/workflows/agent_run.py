@@ -42,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         start_step,
         within_budget,
     )
+    from agentledger.domain.window import WINDOW
     from agentledger.domain.workorder import WorkOrder
     from agentledger.workflows.messages import (
         ApprovalDecision,
@@ -245,9 +246,18 @@ class AgentRunWorkflow:
         self._run.pin_manifest(manifest, self._run.work_order.pack)
 
     async def _continue_as_new(self, params: RunInput) -> None:
-        """Record the exact facts, persist them, drain handlers, then start afresh with them."""
+        """Record the exact facts, persist them, drain handlers, then start afresh with them.
+
+        The state is bounded to a window first (``domain.window``), so what a run carries stays
+        the same size however long it goes on; runs compacted before that carried everything."""
         run = self._run
-        run.record(compact(run.state, recorded_at=workflow.now(), manifest_hash=run.manifest_hash))
+        window = None
+        if workflow.patched("bounded-window"):
+            window = run.manifest.compaction.window or WINDOW
+        at = workflow.now()
+        run.record(
+            compact(run.state, recorded_at=at, manifest_hash=run.manifest_hash, window=window)
+        )
         too_large = carried_size_problem(len(run.state.model_dump_json()))
         if too_large is not None:
             # Ends the run (and the loop) cleanly; a refused payload would fail task after task.

@@ -176,3 +176,11 @@ def recorded_memories(run: RecordedRun) -> Memories:
     principal = run.started.work_order.principal
     remember_preference(store, principal, "language", "en", seeded_at)
     return lambda now: store.context_items(principal, now)
+
+
+def register_loop_packs() -> None:
+    """The packs of the recorded loop chains (``bench._noop_pack``), by the names they ran under."""
+    from agentledger.registry import register_pack
+
+    register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")
+    register_pack("bench_window", "bench._noop_pack:WINDOWED_PACK")

@@ -92,15 +92,17 @@ def _note_seeded_memory(name: str, engine: Engine, principal: Principal) -> None
     SEEDED_MEMORIES.write_text(json.dumps(seeded, indent=2, sort_keys=True) + "\n")
 
 
-async def _record_continue_as_new(name: str) -> None:
-    """A 30-step loop that continues as new every ~120 history events: every run of the chain,
-    as ``{name}_0.json``, ``{name}_1.json``… in the order they ran."""
-    from agentledger.registry import register_pack
+async def _record_continue_as_new(name: str, pack: str = "CONTINUING_PACK") -> None:
+    """A 30-step loop of ``bench._noop_pack``'s ``pack`` that continues as new every ~120
+    history events: every run of the chain, as ``{name}_0.json``, ``{name}_1.json``… in the
+    order they ran."""
     from bench import _noop_pack
+    from tests.replay._recorded import register_loop_packs
 
-    register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")
+    register_loop_packs()
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):
-        order = _noop_pack.CONTINUING_PACK.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
+        loop = getattr(_noop_pack, pack)
+        order = loop.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
         handle = await client_ops.start_run(
             stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
         )
@@ -155,6 +157,8 @@ async def main() -> None:
     await _record("refund_rejected_v9", approve=False)
     await _record_conversation("conversation_v9")
     await _record_continue_as_new("loop_continue_as_new_v9")
+    # v10: a run's state bounded to a window as it continues (domain.window), here 5 entries.
+    await _record_continue_as_new("loop_continue_as_new_v10", pack="WINDOWED_PACK")
     # handoff_v1: the support agent delegating a fraud check to a read-only reviewer (a child
     # workflow, agentledger.packs.support.review; behind workflow.patched("handoffs")).
     await _record("handoff_v1", approve=True, pack="support_reviewed")

@@ -19,7 +19,6 @@ from agentledger.app import pack_contracts, workflow_runner
 from agentledger.domain.events import HistoryCompacted
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.tools import ToolContract
-from agentledger.registry import register_pack
 from agentledger.workflows import AgentRunWorkflow
 from tests.replay._checks import (
     event_mismatches,
@@ -32,6 +31,7 @@ from tests.replay._recorded import (
     RecordedRun,
     read_history,
     recorded_memories,
+    register_loop_packs,
 )
 from tests.replay._replayed import ReplayedRun, replay
 
@@ -61,7 +61,7 @@ async def test_a_recorded_history_replays_without_nondeterminism(path: Path) -> 
         data_converter=pydantic_data_converter,
         workflow_runner=workflow_runner(),
     )
-    register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")  # the loop histories' pack
+    register_loop_packs()
     result = await replayer.replay_workflow(history)
     assert result.replay_failure is None
 
@@ -72,7 +72,7 @@ _RUNS: dict[Path, tuple[RecordedRun, ReplayedRun]] = {}
 async def _runs(path: Path) -> tuple[RecordedRun, ReplayedRun]:
     """Each history decoded and replayed once for the whole module (the checks only read)."""
     if path not in _RUNS:
-        register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")
+        register_loop_packs()
         recorded = read_history(path)
         _RUNS[path] = recorded, await replay(path, recorded.started.run_id)
     return _RUNS[path]
@@ -132,6 +132,20 @@ def test_each_continued_run_starts_from_the_compacted_state_its_predecessor_carr
             f"{after.name}: state_hash(project([{before.name} #{head.seq}])) "
             f"{state_hash(project([head]))} != carried {resumed.state_hash}"
         )
+
+
+def test_a_windowed_chain_carries_its_window_and_an_archive_of_the_rest() -> None:
+    runs = [read_history(p) for p in CHAINS["loop_continue_as_new_v10"]]
+    carried = [run.continued_as_new for run in runs[:-1]]
+    assert all(c is not None for c in carried)
+    states = [c.state for c in carried if c is not None]
+    for state in states:
+        assert len(state.completed_actions) == len(state.decisions) == 5
+        assert state.archived is not None and state.archived.through_seq < state.last_seq
+    archived = [s.archived.entries["completed_actions"] for s in states if s.archived]
+    assert archived == sorted(archived) and archived[0] > 0  # each carries more away
+    sizes = [len(s.model_dump_json()) for s in states]
+    assert max(sizes) - min(sizes) < 0.05 * min(sizes), sizes
 
 
 @pytest.mark.parametrize("name", sorted(PREFERENCE_SEEDED_AT))

@@ -134,6 +134,20 @@ class Ledger(ContentStore, ReadModelQueries):
             rows = [(v, t) for v, t in conn.execute(query.order_by(run_events.c.seq))]
         return _load(rows)
 
+    def read_latest(self, run_id: str) -> list[RunEvent]:
+        """The run's events from its latest ``history_compacted`` on (all, if it has none): what
+        its current state folds from, in a read that does not grow with the run's length."""
+        of_run = run_events.c.run_id == run_id
+        compacted = select(func.max(run_events.c.seq)).where(
+            of_run, run_events.c.kind == "history_compacted"
+        )
+        query = _STORED.where(
+            of_run, run_events.c.seq >= func.coalesce(compacted.scalar_subquery(), 1)
+        )
+        with self._reading() as conn:
+            rows = [(v, t) for v, t in conn.execute(query.order_by(run_events.c.seq))]
+        return _load(rows)
+
     def last_seq(self, run_id: str) -> int:
         """The highest stored seq of the run, 0 when it has none."""
         query = select(func.max(run_events.c.seq)).where(run_events.c.run_id == run_id)
