@@ -10,7 +10,8 @@ first start to the last completion, with the ratio to one worker.
 
 Parked: ``--parked N`` refund runs parked on approval under a 3-worker fleet with a small run
 cache (``AGENTLEDGER_MAX_CACHED_RUNS``, ``--cache``) and the image's ``MALLOC_ARENA_MAX=2``
-(``infra/Dockerfile``; the environment's value wins): start throughput, the server's and each
+(``infra/Dockerfile``; the environment's value wins): start throughput (paced: never more than
+the fleet's caches, 3 × ``--cache``, ahead of the runs parked), the server's and each
 worker's RSS while parked, then all approved: drain throughput and exactly-once counts (refund
 rows per order). Orders come from ``bench.crash.fault_pack`` (200 late orders; beyond that they
 repeat, and a second approved refund of one order must be refused, not paid).
@@ -42,6 +43,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 
 from agentledger import client_ops
+from agentledger.activities.ledger._tables import approvals as records_approvals
 from agentledger.devserver import DevServer, stop_dev_server
 from agentledger.errors import AgentLedgerError
 from agentledger.packs.support import records
@@ -117,6 +119,27 @@ async def _start(stack: Stack, i: int, pack: str) -> str:
     order_id = fault_pack.crash_order(i % fault_pack.ORDERS)
     order = get_pack(pack).make_work_order(fault_pack.request_for(order_id), principal)
     return (await client_ops.start_run(stack.client, stack.settings.task_queue, order)).id
+
+
+def _parked(stack: Stack) -> int:
+    """Runs waiting for an approval."""
+    with stack.runtime.ledger.engine.connect() as db:
+        query = select(func.count()).where(records_approvals.c.status == "pending")
+        return int(db.execute(query).scalar_one())
+
+
+async def _start_paced(stack: Stack, n: int, ahead: int) -> list[str]:
+    """Start ``n`` refund runs, never more than ``ahead`` beyond those parked. Past the fleet's
+    sticky caches every task of a run still on its way would be a replay of its history, so an
+    unpaced start storm measures cache thrashing, not what parked runs cost."""
+    ids: list[str] = []
+    parked = 0
+    for i in range(n):
+        while i - parked >= ahead:
+            await asyncio.sleep(0.2)
+            parked = _parked(stack)
+        ids.append(await _start(stack, i, "support"))
+    return ids
 
 
 async def _approve_when_asked(stack: Stack, run_id: str) -> None:
@@ -201,9 +224,9 @@ async def parked(n: int, database_url: str | None, cache: int = 100) -> dict[str
         try:
             await _polling(stack, 3)
             started = time.perf_counter()
-            ids = [await _start(stack, i, "support") for i in range(n)]
+            ids = await _start_paced(stack, n, ahead=3 * cache)
             started_per_s = n / (time.perf_counter() - started)
-            while len(stack.runtime.ledger.approvals(status="pending")) < n:
+            while _parked(stack) < n:
                 await asyncio.sleep(1)
             parked_s = time.perf_counter() - started
             await asyncio.sleep(2)
