@@ -48,11 +48,13 @@ from agentledger.domain.context import (
 )
 from agentledger.domain.decisions import Decision
 from agentledger.domain.errors import ManifestError
-from agentledger.domain.events import RunEvent
+from agentledger.domain.events import HandoffRequested, RunEvent, RunStarted
 from agentledger.domain.fold import project, state_hash
+from agentledger.domain.handoffs import HandoffOrigin, origin_problem
 from agentledger.domain.manifest import AgentProfile, ExecutionManifest, resolve_manifest
 from agentledger.domain.mcp import McpServerPin, pinned_tool
 from agentledger.domain.tools import Receipt, ToolContract, bounded_receipt
+from agentledger.domain.workorder import WorkOrder
 
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
 
@@ -110,6 +112,7 @@ class RunActivities(RunSteps):
         """The pack's profile; for a child run, the one its handoff contract names."""
         if params.handoff_origin is None:
             return pack.profile
+        self._check_origin(params.run_id, params.work_order, params.handoff_origin)
         child = pack.profiles.get(params.work_order.agent_profile_id)
         if child is None:
             raise ApplicationError(
@@ -118,6 +121,28 @@ class RunActivities(RunSteps):
                 non_retryable=True,
             )
         return child
+
+    def _check_origin(self, run_id: str, work_order: WorkOrder, origin: HandoffOrigin) -> None:
+        """A child run is prepared only for a delegation its parent's ledger holds."""
+        parent = self._ledger.read_kinds(origin.parent_run_id, "run_started", "handoff_requested")
+        requested = next(
+            (e for e in parent if isinstance(e, HandoffRequested) and e.child_run_id == run_id),
+            None,
+        )
+        manifest = self._ledger.get_manifest(requested.manifest_hash) if requested else None
+        problem = origin_problem(
+            origin,
+            work_order,
+            manifest.handoff(origin.handoff) if manifest else None,
+            next((e.work_order for e in parent if isinstance(e, RunStarted)), None),
+            requested,
+        )
+        if problem is not None:
+            raise ApplicationError(
+                f"{run_id} is not a delegation: {problem}",
+                type="handoff_origin_unknown",
+                non_retryable=True,
+            )
 
     def _resolved(
         self, pack: Pack, profile: AgentProfile, params: PrepareRunInput

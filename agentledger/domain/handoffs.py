@@ -27,6 +27,7 @@ from pydantic import Field, JsonValue
 
 from agentledger.domain._model import Frozen
 from agentledger.domain.errors import ManifestError
+from agentledger.domain.events import HandoffRequested
 from agentledger.domain.workorder import Budget, WorkOrder
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "check_handoffs",
     "child_budget",
     "child_work_order",
+    "origin_problem",
     "output_problem",
     "schema_problem",
 ]
@@ -158,6 +160,30 @@ def child_work_order(
         budget=budget,
         grants=grants,
     )
+
+
+def origin_problem(
+    origin: HandoffOrigin,
+    child: WorkOrder,
+    contract: HandoffContract | None,
+    parent: WorkOrder | None,
+    requested: HandoffRequested | None,
+) -> str | None:
+    """Why a child run's origin is not a delegation its parent recorded (``None``: it is).
+
+    A child's origin and work order arrive as workflow input, which anyone who can start a
+    workflow can write; they are taken only when they are exactly what the parent's ledger holds:
+    its ``HandoffRequested`` for this child, under a contract of its frozen manifest, for the
+    work order ``child_work_order`` makes of the parent's own."""
+    if requested is None or parent is None:
+        return f"run {origin.parent_run_id} never requested this handoff"
+    if contract is None or requested.handoff != origin.handoff:
+        return f"run {origin.parent_run_id}'s manifest has no handoff {origin.handoff!r}"
+    if contract.authority != origin.authority:
+        return f"handoff {origin.handoff} grants {list(contract.authority)}, not those asked for"
+    if child != child_work_order(parent, contract, requested.input, requested.budget):
+        return f"the work order is not the one run {origin.parent_run_id} delegated"
+    return None
 
 
 def check_handoffs(

@@ -14,10 +14,14 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
 from agentledger.activities.messages import ActivityQueues
+from agentledger.domain.events import RunFailed
 from agentledger.domain.fold import state_hash
+from agentledger.domain.handoffs import HandoffOrigin, child_work_order
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.state import WorkingState
+from agentledger.domain.workorder import WorkOrder
 from agentledger.identity import Issuer
+from agentledger.packs.support.review import FRAUD_CHECK
 from agentledger.registry import get_pack
 from agentledger.workflows import Continuation, RunInput, RunOutcome
 from tests._temporal import Harness
@@ -130,3 +134,36 @@ async def test_another_runs_continuation_is_refused(harness: Harness) -> None:
     await _refused(await _continued(harness, elsewhere, state, manifest))
 
     assert refund_rows(harness) == 0
+
+
+def _delegation(h: Harness, parent_run_id: str) -> tuple[WorkOrder, HandoffOrigin]:
+    """A child's input as a starter could write it: the reviewer profile, under the fraud-check
+    contract, for a parent run named by the starter."""
+    parent = get_pack("support_reviewed").make_work_order(REQUEST, h.principal("usr_73"))
+    order = child_work_order(parent, FRAUD_CHECK, {"order_id": "ord_4821"}, FRAUD_CHECK.budget)
+    origin = HandoffOrigin(
+        parent_run_id=parent_run_id, handoff=FRAUD_CHECK.name, authority=FRAUD_CHECK.authority
+    )
+    return order, origin
+
+
+@pytest.mark.parametrize("parent", ["none", "real"])
+async def test_a_child_run_no_parent_delegated_is_refused(harness: Harness, parent: str) -> None:
+    """A handoff origin is workflow input: a child is prepared only for a delegation its
+    parent's ledger recorded (a real run that delegated nothing, or no run at all)."""
+    parent_run_id = f"run_{uuid.uuid4().hex[:12]}"
+    if parent == "real":
+        parent_run_id = await harness.start(REQUEST)
+        await approve_pending(harness, parent_run_id)
+        await harness.client.get_workflow_handle(parent_run_id).result()
+    run_id = f"{parent_run_id}/handoff/1"
+    order, origin = _delegation(harness, parent_run_id)
+
+    handle = await _start_raw(
+        harness, run_id, RunInput(run_id=run_id, work_order=order, handoff=origin)
+    )
+
+    assert (await handle.result()).status == "failed"
+    ended = harness.runtime.ledger.read(run_id)[-1]
+    assert isinstance(ended, RunFailed) and ended.reason_code == "preparation_failed"
+    assert "is not a delegation" in ended.message and "never requested" in ended.message

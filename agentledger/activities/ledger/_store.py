@@ -148,6 +148,13 @@ class Ledger(ContentStore, ReadModelQueries):
             rows = [(v, t) for v, t in conn.execute(query.order_by(run_events.c.seq))]
         return _load(rows)
 
+    def read_kinds(self, run_id: str, *kinds: str) -> list[RunEvent]:
+        """The run's events of these kinds (``run_started``, …), in order."""
+        query = _STORED.where(run_events.c.run_id == run_id, run_events.c.kind.in_(kinds))
+        with self._reading() as conn:
+            rows = [(v, t) for v, t in conn.execute(query.order_by(run_events.c.seq))]
+        return _load(rows)
+
     def last_seq(self, run_id: str) -> int:
         """The highest stored seq of the run, 0 when it has none."""
         query = select(func.max(run_events.c.seq)).where(run_events.c.run_id == run_id)
