@@ -24,7 +24,8 @@ import orjson
 from temporalio.client import Client
 
 from agentledger import client_ops
-from agentledger.domain.events import HistoryCompacted, RunEvent, StepStarted
+from agentledger.domain.events import HistoryCompacted, RunEvent, StepStarted, ToolCallAuthorised
+from agentledger.domain.fold import project
 from agentledger.domain.state import WorkingState
 from agentledger.packs import Pack
 from agentledger.registry import register_pack
@@ -65,6 +66,21 @@ def carried_sizes(events: list[RunEvent]) -> dict[int, int]:
         WorkingState.model_validate(e.facts).used.tool_calls: len(orjson.dumps(e.facts))
         for e in events
         if isinstance(e, HistoryCompacted)
+    }
+
+
+def properties(events: list[RunEvent], actions: int) -> dict[str, bool]:
+    """The long-run properties, checked on the whole ledger: every call made exactly once, the
+    whole log and its latest compaction fold to the same state, and every action accounted for
+    (in the state's window or its archive)."""
+    calls = sorted(e.arguments["i"] for e in events if isinstance(e, ToolCallAuthorised))  # type: ignore[type-var]
+    whole = project(events)
+    head = max(i for i, e in enumerate(events) if isinstance(e, HistoryCompacted))
+    archived = whole.archived.entries.get("completed_actions", 0) if whole.archived else 0
+    return {
+        "calls_exactly_once": calls == list(range(actions)),
+        "fold_agrees": project(events[head:]) == whole,
+        "actions_accounted": archived + len(whole.completed_actions) == actions,
     }
 
 
@@ -117,6 +133,8 @@ async def main(actions: int) -> dict[str, Any]:
         f"({late / early:.2f}×); ledger holds {len(long_events)} contiguous events: {contiguous}"
     )
     first, last = carried[milestones[0]][1], carried[milestones[-1]][1]
+    checked = properties(long_events, actions)
+    print(", ".join(f"{name}: {ok}" for name, ok in checked.items()))
     result = {
         "actions": actions,
         "late_vs_early_step_ratio": round(late / early, 3),
@@ -128,6 +146,7 @@ async def main(actions: int) -> dict[str, Any]:
         "runs_in_chain": len(chain),
         "ledger_events": len(long_events),
         "ledger_contiguous": contiguous,
+        **checked,
     }
     print(json.dumps(result))
     return result
