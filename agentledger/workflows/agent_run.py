@@ -254,10 +254,8 @@ class AgentRunWorkflow:
         window = None
         if workflow.patched("bounded-window"):
             window = run.manifest.compaction.window or WINDOW
-        at = workflow.now()
-        run.record(
-            compact(run.state, recorded_at=at, manifest_hash=run.manifest_hash, window=window)
-        )
+        now, manifest_hash = workflow.now(), run.manifest_hash
+        run.record(compact(run.state, recorded_at=now, manifest_hash=manifest_hash, window=window))
         too_large = carried_size_problem(len(run.state.model_dump_json()))
         if too_large is not None:
             # Ends the run (and the loop) cleanly; a refused payload would fail task after task.
