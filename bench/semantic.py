@@ -85,18 +85,24 @@ def quality(engine: Engine) -> dict[str, dict[str, dict[str, float]]]:
     misses: list[str] = []
     for kind in ("paraphrase", "exact"):
         asked = [q for q in questions() if q["kind"] == kind]
-        result[kind] = {}
-        for mode in MODES:
-            ranks = []
-            for q in asked:
+        ranks: dict[RetrievalMode, list[int | None]] = {mode: [] for mode in MODES}
+        first: list[str] = []
+        for q in asked:
+            for mode in MODES:
                 hits = retriever.search(
                     q["question"], tenant_id=TENANT, now=now, limit=DEPTH, mode=mode
                 )
-                ranks.append(rank_of(q["expected"], [h.source_id for h in hits]))
-                if mode == "fused" and ranks[-1] != 1:
-                    misses.append(f"{q['question']!r} -> {ranks[-1]} ({q['expected']})")
-            result[kind][mode] = scores(ranks)
+                ranks[mode].append(rank_of(q["expected"], [h.source_id for h in hits]))
+            first.append(hits[0].source_id if hits else "-")  # fused, the last mode
+        result[kind] = {mode: scores(ranks[mode]) for mode in MODES}
+        for mode in MODES:
             print(f"  {kind:10} {mode:9} n={len(asked):3} {result[kind][mode]}")
+        misses += [
+            f"{q['question']!r}: expected {q['expected']}, fused first {top}; ranks "
+            + " ".join(f"{mode} {ranks[mode][n]}" for mode in MODES)
+            for n, (q, top) in enumerate(zip(asked, first, strict=True))
+            if ranks["fused"][n] != 1
+        ]
     for miss in misses:
         print(f"    fused miss: {miss}")
     return result

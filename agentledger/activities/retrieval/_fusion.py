@@ -4,7 +4,10 @@ Each retriever's ranks, not its scores, are combined: bm25 (or ts_rank) and cosi
 on unrelated scales, while a rank means the same in both. A passage's fused score is the sum of
 ``1 / (K + rank)`` over the retrievers that returned it (Cormack, Clarke and Büttcher, 2009), so a
 passage both rank well beats one only one of them likes, and one neither found is never added.
-The fused hit keeps every retriever's reason: which one ranked it where, with what score.
+The rank is the one the retriever recorded on the hit (a full-text hit keeps its rank among all
+full-text hits when the fusion leaves out those matching few of the query's terms), so the
+fused score is computed from exactly what the hit's reasons say. The fused hit keeps every
+retriever's reason: which one ranked it where, with what score.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ def fuse(rankings: Sequence[Sequence[PassageHit]], limit: int) -> list[PassageHi
     first: dict[tuple[str, str], PassageHit] = {}
     reasons: dict[tuple[str, str], list[RetrievalReason]] = {}
     for ranking in rankings:
-        for rank, hit in enumerate(ranking, start=1):
+        for hit in ranking:
             key = (hit.source_id, hit.revision)
-            scores[key] = scores.get(key, 0.0) + 1.0 / (K + rank)
+            scores[key] = scores.get(key, 0.0) + sum(1.0 / (K + r.rank) for r in hit.retrieved_by)
             first.setdefault(key, hit)
             reasons.setdefault(key, []).extend(hit.retrieved_by)
     order = sorted(scores, key=lambda key: (-scores[key], key))[:limit]

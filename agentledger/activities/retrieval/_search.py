@@ -3,10 +3,19 @@
 Both take the same filters: the tenant (or global documents), approved revisions only, and the
 revision effective at ``now``. ``filters=None`` searches every row on the same index — for audit
 and for measuring what the filters cost, never for a run.
+
+Terms are OR-ed, so a passage that shares one incidental word with a question ("get", "account")
+is still a hit, ranked by that word's rarity. Alone that is harmless (it is what a keyword search
+finds); in a fusion it is not: ranked first, such a hit counts as much as the semantic retriever's
+first, and pulls a passage neither retriever really supports above the right one. So a fusion
+takes only the full-text hits that match most of the query's terms (``most_terms``), the way a
+``minimum_should_match`` of "more than half" does: a query in the policy's own words keeps its
+hit, a paraphrase's one-word coincidences are left out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,7 +26,8 @@ from agentledger.activities.retrieval._model import GLOBAL_TENANT, PassageHit, R
 from agentledger.activities.retrieval._tables import FTS_TABLE
 
 _COLUMNS = (
-    "p.source_id, p.document_id, p.revision, p.anchor, p.title, p.text, p.content_hash, p.tenant_id"
+    "p.passage_id, p.source_id, p.document_id, p.revision, p.anchor, p.title, p.text, "
+    "p.content_hash, p.tenant_id"
 )
 _FILTERS = (
     " AND p.tenant_id IN (:tenant, :global_tenant) AND p.approved"
@@ -43,10 +53,32 @@ class Filters:
     now: datetime
 
 
-def search(conn: Connection, query: str, limit: int, filters: Filters | None) -> list[PassageHit]:
+def search(
+    conn: Connection,
+    query: str,
+    limit: int,
+    filters: Filters | None,
+    *,
+    most_terms: bool = False,
+) -> list[PassageHit]:
+    """The ``limit`` best hits, best first; with ``most_terms``, only those among them that match
+    more than half of the query's terms (each keeps its rank among all the hits)."""
     terms = query_terms(query)
     if not terms or limit <= 0:
         return []
+    rows = _ranked(conn, terms, limit, filters)
+    if most_terms and rows:
+        matched = _matched_terms(conn, terms, [row["passage_id"] for row in rows])
+        searchable = _searchable_terms(conn, terms)
+        admitted = {i for i, n in matched.items() if 2 * n > searchable}
+        ranked = [(rank, row) for rank, row in enumerate(rows, 1) if row["passage_id"] in admitted]
+        return [_hit(row, rank) for rank, row in ranked]
+    return [_hit(row, rank) for rank, row in enumerate(rows, start=1)]
+
+
+def _ranked(
+    conn: Connection, terms: list[str], limit: int, filters: Filters | None
+) -> Sequence[RowMapping]:
     postgres = conn.dialect.name == "postgresql"
     template = _POSTGRES if postgres else _SQLITE
     params: dict[str, object] = {"q": tsquery(terms) if postgres else fts5_query(terms), "k": limit}
@@ -55,14 +87,44 @@ def search(conn: Connection, query: str, limit: int, filters: Filters | None) ->
         params |= {"tenant": filters.tenant_id, "global_tenant": GLOBAL_TENANT}
         params["now"] = utc(filters.now)
         statement = statement.bindparams(bindparam("now", type_=DateTime(timezone=True)))
-    rows = conn.execute(statement, params).mappings().all()
-    return [_hit(row, rank) for rank, row in enumerate(rows, start=1)]
+    return conn.execute(statement, params).mappings().all()
+
+
+def _matched_terms(conn: Connection, terms: list[str], passage_ids: list[int]) -> dict[int, int]:
+    """How many of ``terms`` each of ``passage_ids`` matches, on the same index and stemming as
+    the search (one lookup per term, bounded to the given rows)."""
+    if conn.dialect.name == "postgresql":
+        one = (
+            "SELECT p.passage_id AS id FROM retrieval_passages p "
+            "WHERE p.tsv @@ to_tsquery('english', :t{n}) AND p.passage_id IN :ids"
+        )
+    else:
+        fts = FTS_TABLE
+        one = f"SELECT rowid AS id FROM {fts} WHERE {fts} MATCH :t{{n}} AND rowid IN :ids"
+    union = " UNION ALL ".join(one.format(n=n) for n in range(len(terms)))
+    statement = text(f"SELECT id, count(*) AS n FROM ({union}) m GROUP BY id").bindparams(
+        bindparam("ids", expanding=True)
+    )
+    quoted = terms if conn.dialect.name == "postgresql" else [fts5_query([t]) for t in terms]
+    params: dict[str, object] = {f"t{n}": term for n, term in enumerate(quoted)}
+    return {int(i): int(n) for i, n in conn.execute(statement, params | {"ids": passage_ids})}
+
+
+def _searchable_terms(conn: Connection, terms: list[str]) -> int:
+    """The terms the index can match at all: PostgreSQL's English configuration drops its stop
+    words (a query term no passage can contain must not count against every passage)."""
+    if conn.dialect.name != "postgresql":
+        return len(terms)
+    columns = ", ".join(f"numnode(to_tsquery('english', :t{n})) > 0" for n in range(len(terms)))
+    row = conn.execute(text(f"SELECT {columns}"), {f"t{n}": t for n, t in enumerate(terms)}).one()
+    return sum(bool(kept) for kept in row)
 
 
 def _hit(row: RowMapping, rank: int) -> PassageHit:
     score = float(row["score"])
     reason = RetrievalReason(retriever="fulltext", rank=rank, score=score)
-    return PassageHit(**{**row, "score": score, "retrieved_by": (reason,)})
+    fields = {k: v for k, v in row.items() if k != "passage_id"}
+    return PassageHit(**{**fields, "score": score, "retrieved_by": (reason,)})
 
 
 def index(conn: Connection, passage_ids: list[int]) -> None:

@@ -74,7 +74,7 @@ class SqlRetriever(SqlStore):
             return _semantic.search(self._engine, embedder, query, limit, filters)
         depth = max(limit, FUSION_DEPTH)
         with self._engine.connect() as conn:
-            lexical = _search.search(conn, query, depth, filters)
+            lexical = _search.search(conn, query, depth, filters, most_terms=True)
         semantic = _semantic.search(self._engine, embedder, query, depth, filters)
         return fuse([lexical, semantic], limit)
 
