@@ -146,6 +146,7 @@ class ApprovalDesk:
         )
         if refusal is not None:
             await self._refuse(decision, refusal, approver.user_id)
+        self._refuse_if_ended()
         return self._record(decision, approver, entry=approver, proven=proven)
 
     def _proven(self, decision: ApprovalDecision) -> VerifiedAssertion | ApprovalRefusal | None:
@@ -234,12 +235,22 @@ class ApprovalDesk:
         self, decision: ApprovalDecision, refusal: ApprovalRefusal, attempted_by: str
     ) -> NoReturn:
         """Record the refused attempt at once (while under the cap), then refuse the update."""
+        self._refuse_if_ended()
         recorded = self._refusals_recorded.get(decision.approval_id, 0)
         if recorded < MAX_RECORDED_REFUSALS:
             self._refusals_recorded[decision.approval_id] = recorded + 1
             self._emit_refusal(decision, refusal, attempted_by)
             await self._run.flush()
         raise ApplicationError(refusal.detail, type=refusal.reason_code, non_retryable=True)
+
+    def _refuse_if_ended(self) -> None:
+        """An update that waited on the directory while the run ended (another decision went
+        through first) is refused without a record: nothing may follow a run's end in its log,
+        and an event that tried would fail every workflow task from then on."""
+        if self._run.state.status != "running":
+            raise ApplicationError(
+                f"run {self._run.state.run_id} has ended", type="run_ended", non_retryable=True
+            )
 
     def _emit_refusal(
         self, decision: ApprovalDecision, refusal: ApprovalRefusal, attempted_by: str
