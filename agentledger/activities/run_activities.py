@@ -186,18 +186,20 @@ class RunActivities(RunSteps):
 
     @activity.defn(name="model_step")
     def model_step(self, params: ModelStepInput) -> ModelStepResult:
-        self._append(params.outbox)
-        manifest = self._manifests(params.manifest_hash)
-        with _telemetry.span("agentledger.context_build", params.run_id, manifest.hash) as built:
+        manifest_hash = params.manifest_hash  # the manifest's: it was loaded by this hash
+        with _telemetry.span("agentledger.context_build", params.run_id, manifest_hash) as built:
             try:
+                manifest = self._manifests(manifest_hash)
                 packet = self._build_packet(params, manifest)
             except InsufficientContext as refusal:
+                self._append(params.outbox)
                 built.set_attribute("agentledger.outcome", "insufficient_context")
                 return ModelStepResult(insufficient_context=str(refusal))
+            except Exception:
+                self._append(params.outbox)  # stored however the build fails, as before
+                raise
             _telemetry.packet_built(built, packet)
-        self._ledger.put_packet(
-            packet.packet_hash, params.run_id, params.step, packet.model_dump(mode="json")
-        )
+        self._record_packet(params, packet)
         model = self._models.get(manifest.model.provider)
         if model is None:
             raise ApplicationError(
@@ -206,7 +208,7 @@ class RunActivities(RunSteps):
                 type="UnknownModelProvider",
                 non_retryable=True,
             )
-        with _telemetry.span("agentledger.model_call", params.run_id, manifest.hash) as called:
+        with _telemetry.span("agentledger.model_call", params.run_id, manifest_hash) as called:
             reply = model.decide(packet, manifest.model)
             _telemetry.model_called(called, manifest.model, reply)
         return decided(reply, packet, manifest)
@@ -254,6 +256,17 @@ class RunActivities(RunSteps):
         appended = self._ledger.append(events)
         _telemetry.log_recorded(events)
         return appended
+
+    def _record_packet(self, params: ModelStepInput, packet: ContextPacket) -> None:
+        """The outbox and the packet about to be sent, in one transaction (one commit per
+        step), both stored before the model is called. Building the packet reads nothing the
+        outbox writes, so it may come first."""
+        with self._ledger.begin() as conn:
+            self._ledger.append_in(conn, params.outbox)
+            self._ledger.put_packet_in(
+                conn, packet.packet_hash, params.run_id, params.step, packet.model_dump(mode="json")
+            )
+        _telemetry.log_recorded(params.outbox)
 
     def _pack(self, name: str) -> Pack:
         try:

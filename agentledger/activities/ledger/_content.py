@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import Table, select
+from sqlalchemy import Connection, Insert, Table, select
 
 from agentledger.activities._sql import insert_for
 from agentledger.activities.ledger._base import LedgerBase
@@ -50,8 +51,16 @@ class ContentStore(LedgerBase):
         return self._get(manifests, manifests.c.hash, manifest_hash)
 
     def put_packet(self, packet_hash: str, run_id: str, step: str, body: Any) -> None:
+        with self._writing() as conn:
+            self.put_packet_in(conn, packet_hash, run_id, step, body)
+
+    def put_packet_in(
+        self, conn: Connection, packet_hash: str, run_id: str, step: str, body: Any
+    ) -> None:
+        """``put_packet`` inside the caller's transaction (a model step stores its packet in
+        the one that appends its outbox: one commit per step instead of two)."""
         row = {"packet_hash": packet_hash, "run_id": run_id, "step": step}
-        self._put(context_packets, row, body, f"context packet {packet_hash}")
+        self._insert(conn, context_packets, row, body, f"context packet {packet_hash}")
 
     def get_packet(self, packet_hash: str) -> dict[str, Any] | None:
         return self._get(context_packets, context_packets.c.packet_hash, packet_hash)
@@ -125,17 +134,30 @@ class ContentStore(LedgerBase):
         return [_principal(row) for row in rows]
 
     def _put(self, table: Table, row: dict[str, Any], body: Any, what: str) -> None:
+        with self._writing() as conn:
+            self._insert(conn, table, row, body, what)
+
+    def _insert(
+        self, conn: Connection, table: Table, row: dict[str, Any], body: Any, what: str
+    ) -> None:
         if isinstance(body, BaseModel):
             body = body.model_dump(mode="json")
         # Encoded once, checked, and handed over as-is (no second serialisation).
         check_ids(what, *(v for v in row.values() if isinstance(v, str)))
         row["body"] = encode_body(body, what, self.max_body_bytes)
-        with self._writing() as conn:
-            conn.execute(insert_for(conn.dialect.name, table).on_conflict_do_nothing(), row)
+        conn.execute(_insert_or_ignore(conn.dialect.name, table), row)
 
     def _get(self, table: Table, key: Any, value: str) -> Any | None:
         with self._reading() as conn:
             return conn.execute(select(table.c.body).where(key == value)).scalar_one_or_none()
+
+
+@lru_cache(maxsize=32)
+def _insert_or_ignore(dialect: str, table: Table) -> Insert:
+    """Built once per table: a statement object reused keeps SQLAlchemy's cache key memoised,
+    where a new one per put is rebuilt and re-keyed on every call."""
+    statement: Insert = insert_for(dialect, table).on_conflict_do_nothing()
+    return statement
 
 
 def _principal(row: Any) -> Principal:

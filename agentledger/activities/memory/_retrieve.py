@@ -84,13 +84,16 @@ def cache_key(principal: Principal, query: str, categories: Sequence[str], limit
     )
 
 
+_CACHED = select(cache.c.payload).where(
+    cache.c.cache_key == bindparam("key"),
+    cache.c.created_at <= bindparam("at"),
+    cache.c.valid_until > bindparam("at"),
+)
+"""Built once: every model step asks, and a statement rebuilt per call costs more than the query."""
+
+
 def cached(conn: Connection, key: str, now: datetime) -> MemoryRetrieval | None:
-    at = utc(now)
-    payload = conn.execute(
-        select(cache.c.payload).where(
-            cache.c.cache_key == key, cache.c.created_at <= at, cache.c.valid_until > at
-        )
-    ).scalar()
+    payload = conn.execute(_CACHED, {"key": key, "at": utc(now)}).scalar()
     if payload is None:
         return None
     return MemoryRetrieval.model_validate({**payload, "from_cache": True})
