@@ -73,6 +73,7 @@ async def _run(runs: int, profiler: AllThreads, floor: bool) -> None:
     from agentledger.registry import register_pack
 
     register_pack("bench", "bench._noop_pack:PACK")
+    engine.cached_bytecode()  # as bench.engine measures
     async with engine.embedded_stack() as stack:
 
         async def loop(n: int) -> object:
