@@ -71,7 +71,10 @@ def notify(observer: AppendObserver, events: Sequence[RunEvent], seconds: float)
 def notify_on_commit(
     conn: Connection, observer: AppendObserver, events: Sequence[RunEvent], seconds: float
 ) -> None:
-    """``notify`` once the caller's transaction commits; a rollback first cancels it."""
+    """``notify`` once the caller's transaction commits; a rollback first cancels it. With no
+    observer installed there is nothing to defer (the two listeners cost ~0.07 ms a call)."""
+    if observer is SILENT:
+        return
 
     def committed(_conn: Connection) -> None:
         event.remove(conn, "rollback", rolled_back)
