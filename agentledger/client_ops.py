@@ -58,8 +58,11 @@ async def start_run(
     )
 
 
-QUERY_TIMEOUT = timedelta(seconds=10)
-"""A query is answered by a worker; one that takes longer has no worker to answer it."""
+QUERY_TIMEOUT = timedelta(seconds=30)
+"""A query is answered by a worker; one that takes longer has no worker to answer it. It must
+outlast the sticky schedule-to-start timeout (10 s by default): when the worker that cached the
+run has gone (a deploy, a crash), the server first offers the query to that worker's sticky
+queue for that long, and only then to the workers still polling."""
 
 
 async def live_state(client: Client, run_id: str) -> WorkingState:
