@@ -47,11 +47,13 @@ def bounded(state: WorkingState, window: int) -> WorkingState:
             moved[name], update[name] = entries[:-window], entries[-window:]
     spent = _spent_approvals(state.approvals, window)
     if spent:
-        moved["approvals"] = [state.approvals[k] for k in spent]
+        # In the state's own order: a set's order changes with each process's hash seed, and
+        # the digest must be the same wherever the state is folded.
+        moved["approvals"] = [a for k, a in state.approvals.items() if k in spent]
         update["approvals"] = {k: a for k, a in state.approvals.items() if k not in spent}
     ended = _ended_handoffs(state.handoffs, window)
     if ended:
-        moved["handoffs"] = [state.handoffs[k] for k in ended]
+        moved["handoffs"] = [h for k, h in state.handoffs.items() if k in ended]
         update["handoffs"] = {k: h for k, h in state.handoffs.items() if k not in ended}
         update["observations"] = {k: o for k, o in state.observations.items() if k not in ended}
     if not moved:

@@ -3,6 +3,9 @@ the gate still refuses what it refused before the entries left the state."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 
 from hypothesis import assume, given, settings
@@ -158,3 +161,36 @@ def test_facts_that_do_not_match_their_hash_are_refused_at_the_head_of_a_log() -
     except InconsistentEvent:
         return
     raise AssertionError("a compaction whose facts do not match its hash was loaded")
+
+
+ARCHIVE_DIGEST = """
+from tests.domain.test_window import many_spent_approvals
+print(many_spent_approvals().archived.digest)
+"""
+
+
+def many_spent_approvals() -> WorkingState:
+    """A state whose archive moved several spent approvals out."""
+    s = verified_order()
+    for i in range(6):
+        ask(s, f"appr_{i}", f"op_{i + 10}", amount=float(i + 1))
+        s.add(ev.ApprovalExpired, approval_id=f"appr_{i}")
+    s.step("draft_answer")
+    compacted(s, window=1)
+    state = project(s.events)
+    assert state.archived is not None and state.archived.entries["approvals"] == 5
+    return state
+
+
+def test_the_archive_digest_is_the_same_in_every_process() -> None:
+    """Workers and the ledger's checks fold in different processes, each with its own hash
+    seed: nothing in the digest may follow a set's order."""
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", ARCHIVE_DIGEST],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True, text=True, check=True,
+        ).stdout
+        for seed in ("1", "2", "3", "4")
+    }  # fmt: skip
+    assert len(digests) == 1, digests
