@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from agentledger.domain.canonical import canonical_json
 from agentledger.domain.context.items import ContextItem
@@ -119,15 +120,35 @@ def conflicts_text(conflicts: object) -> str:
     return "\nCONFLICTS (unresolved; do not pick silently)\n" + block
 
 
+class Part(NamedTuple):
+    """One piece of the packet's text after the fixed prefix: the section it belongs to (the
+    conflict list's is ``conflicts``), whether it is a trusted runtime directive, its text, and
+    for a block the runtime writes (the working state, the conflicts) that block's id."""
+
+    section: str
+    trusted: bool
+    text: str
+    block: str | None = None
+
+
+def packet_parts(packet: ContextPacket) -> Iterator[Part]:
+    """Everything after the fixed prefix, in order, exactly as the model is sent it: each
+    section's items, the working-state block after the ``working_state`` section, and the
+    unresolved conflicts. Every view of a packet is written from these parts."""
+    for section in packet.sections:
+        yield Part(section.name, section.name == "instructions", render_section(section))
+        if section.name == "working_state":
+            yield Part(section.name, False, state_text(packet.working_state), "working_state")
+    if packet.conflicts:
+        listed = [c.model_dump(mode="json") for c in packet.conflicts]
+        yield Part("conflicts", False, conflicts_text(listed), "conflicts")
+
+
 def render_parts(packet: ContextPacket) -> Iterator[tuple[bool, str]]:
     """``(trusted, text)`` for everything after the fixed prefix, in order: the instructions
     are trusted runtime directives, everything else is context for the model to weigh."""
-    for section in packet.sections:
-        yield section.name == "instructions", render_section(section)
-        if section.name == "working_state":
-            yield False, state_text(packet.working_state)
-    if packet.conflicts:
-        yield False, conflicts_text([c.model_dump(mode="json") for c in packet.conflicts])
+    for part in packet_parts(packet):
+        yield part.trusted, part.text
 
 
 def render_packet(packet: ContextPacket) -> str:
