@@ -14,6 +14,7 @@ import difflib
 import hashlib
 from typing import Any
 
+from agentledger.activities.ledger import Ledger
 from agentledger.activities.models import sent_messages
 from agentledger.domain.context.clearance import as_cleared, cleared
 from agentledger.domain.context.items import Sensitivity
@@ -57,6 +58,14 @@ def packet_view(
         "tools": [t.name for t in packet.tools],
         "proposable_actions": [t.name for t in packet.proposable_actions],
     }
+
+
+def model_of(ledger: Ledger, manifest_hash: str) -> ModelProfile | None:
+    """The model profile a run's manifest froze: what its packets were rendered for."""
+    manifest = ledger.get_manifest_body(manifest_hash)
+    if manifest is None or "model" not in manifest:
+        return None
+    return ModelProfile.model_validate(manifest["model"])
 
 
 def _section(section: Section, parts: list[Part]) -> dict[str, Any]:

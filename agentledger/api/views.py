@@ -15,7 +15,6 @@ from agentledger.api.problems import not_found
 from agentledger.domain import events as ev
 from agentledger.domain.context.items import Sensitivity
 from agentledger.domain.fold import project
-from agentledger.domain.model_profile import ModelProfile
 from agentledger.domain.state import WorkingState
 from agentledger.render import summarize
 
@@ -115,15 +114,9 @@ def packet_view(
     body = ledger.get_packet(packet_hash)
     if body is None:
         raise not_found(f"stored packet {packet_hash}")
-    return packet_views.packet_view(body, model_of(ledger, built.manifest_hash), clearance)
-
-
-def model_of(ledger: Ledger, manifest_hash: str) -> ModelProfile | None:
-    """The model profile a run's manifest froze (what its packets were rendered for)."""
-    manifest = ledger.get_manifest_body(manifest_hash)
-    if manifest is None or "model" not in manifest:
-        return None
-    return ModelProfile.model_validate(manifest["model"])
+    return packet_views.packet_view(
+        body, packet_views.model_of(ledger, built.manifest_hash), clearance
+    )
 
 
 packet_diff = packet_views.packet_diff
