@@ -22,6 +22,7 @@ from agentledger.domain.context import ContextPacket
 from agentledger.domain.context.render import state_text
 from agentledger.domain.manifest import ExecutionManifest
 from bench.providers.recorded import openai_completion
+from tests.replay._formats import RECORDED_FORMAT, v1_body
 from tests.replay._stored import (
     HISTORIES,
     Sent,
@@ -133,3 +134,17 @@ def test_the_ui_diff_page_names_a_changed_state_block_and_its_changed_lines(
     row = next(r for r in page.split("<tr>") if r.startswith("<td>working_state</td>"))
     assert "working_state" in row.split("<td>")[-1]
     assert escape("+" + state_text(second.packet.working_state).splitlines()[1]) in page
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED_FORMAT), ids=str)
+def test_a_packet_stored_in_format_1_is_shown_with_the_blocks_format_1_wrote(
+    name: str, ledger: Ledger
+) -> None:
+    """Packets stored before formats were versioned wrote the working state as bare JSON after
+    a label; their recorded hashes are rebuilt only from that text's token counts (_formats)."""
+    for sent in recorded_packets(history(name)):
+        assert sent.packet.packet_format == 1
+        shown = stored(ledger, sent)
+        block = f"WORKING_STATE {v1_body(sent.packet.working_state)}\n"
+        assert block in shown["text"] and '<data id="working_state"' not in shown["text"]
+        assert shown["text"] == what_render_parts_sent(sent.packet)

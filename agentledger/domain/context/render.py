@@ -10,10 +10,11 @@ value, and ``markers.neutralise`` the one place that keeps the text inside from 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from agentledger.domain.canonical import canonical_json
+from agentledger.domain.context import _format1
 from agentledger.domain.context.items import ContextItem
 from agentledger.domain.context.markers import holds_opener, neutralise, neutralise_json
 from agentledger.domain.context.packet import ContextPacket, PacketItem, Section
@@ -99,15 +100,21 @@ def render_fixed(packet: ContextPacket) -> str:
     tools = [t.model_dump(mode="json") for t in packet.tools]
     proposable = [t.model_dump(mode="json") for t in packet.proposable_actions]
     schema = packet.output_schema.model_dump(mode="json")
-    return fixed_text(packet.step, packet.policy_version, tools, proposable, schema)
+    write = _format1.body if packet.packet_format == _format1.FORMAT else body
+    return fixed_text(packet.step, packet.policy_version, tools, proposable, schema, write)
 
 
 def fixed_text(
-    step: str, policy_version: str, tools: object, proposable: object, schema: object
+    step: str,
+    policy_version: str,
+    tools: object,
+    proposable: object,
+    schema: object,
+    write: Callable[[object], str] = body,
 ) -> str:
     return (
-        f"# STEP {step} (policy {policy_version})\n{PREAMBLE}\nTOOLS {body(tools)}\n"
-        f"PROPOSABLE {body(proposable)}\nOUTPUT_SCHEMA {body(schema)}\n"
+        f"# STEP {step} (policy {policy_version})\n{PREAMBLE}\nTOOLS {write(tools)}\n"
+        f"PROPOSABLE {write(proposable)}\nOUTPUT_SCHEMA {write(schema)}\n"
     )
 
 
@@ -134,14 +141,19 @@ class Part(NamedTuple):
 def packet_parts(packet: ContextPacket) -> Iterator[Part]:
     """Everything after the fixed prefix, in order, exactly as the model is sent it: each
     section's items, the working-state block after the ``working_state`` section, and the
-    unresolved conflicts. Every view of a packet is written from these parts."""
+    unresolved conflicts. Every view of a packet is written from these parts; a packet stored
+    in format 1 is written as format 1 wrote it (the builder makes only ``PACKET_FORMAT``)."""
+    old = packet.packet_format == _format1.FORMAT
+    section_text = _format1.render_section if old else render_section
+    state = _format1.state_text if old else state_text
     for section in packet.sections:
-        yield Part(section.name, section.name == "instructions", render_section(section))
+        yield Part(section.name, section.name == "instructions", section_text(section))
         if section.name == "working_state":
-            yield Part(section.name, False, state_text(packet.working_state), "working_state")
+            yield Part(section.name, False, state(packet.working_state), "working_state")
     if packet.conflicts:
         listed = [c.model_dump(mode="json") for c in packet.conflicts]
-        yield Part("conflicts", False, conflicts_text(listed), "conflicts")
+        listing = _format1.conflicts_text if old else conflicts_text
+        yield Part("conflicts", False, listing(listed), "conflicts")
 
 
 def render_parts(packet: ContextPacket) -> Iterator[tuple[bool, str]]:
