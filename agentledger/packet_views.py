@@ -22,8 +22,9 @@ from agentledger.domain.context.packet import ContextPacket, Section
 from agentledger.domain.context.render import Part, packet_parts, render_fixed
 from agentledger.domain.model_profile import ModelProfile
 
-PREFIX = "prefix"
-"""The diff's name for the fixed prefix (step, preamble, tools, proposable actions, schema)."""
+PREFIX = "fixed"
+"""The diff's name for the fixed prefix (step, preamble, tools, proposable actions, schema), as
+the packet's ``section_tokens`` names it."""
 
 
 def packet_view(
@@ -81,8 +82,8 @@ def _section(section: Section, parts: list[Part]) -> dict[str, Any]:
 
 def packet_diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """What changed from packet view ``a`` to ``b``, judged on the text sent: per section the
-    items and runtime blocks added, removed and changed (the prefix and the conflicts count as
-    sections), token deltas, omissions gained and lost, and the changed lines themselves."""
+    items and runtime blocks added, removed and changed (the fixed prefix and the conflicts
+    count as sections), token deltas, omissions gained and lost, and the changed lines."""
     pieces_a, pieces_b = _pieces(a), _pieces(b)
     sections = []
     for name in sorted(set(pieces_a) | set(pieces_b)):
