@@ -86,7 +86,10 @@ def test_a_chat_models_packet_view_shows_the_messages_its_provider_posted(
         manifest = recorded.manifest.model_copy(update={"model": chat})
         event = recorded.event.model_copy(update={"manifest_hash": manifest.hash})
         shown = stored(ledger, Sent(recorded.packet, event, manifest))
-        assert shown["messages"] == posted_messages(recorded.packet, manifest)
+        posted = posted_messages(recorded.packet, manifest)
+        assert shown["messages"] == posted
+        page = _ui_page("packet.html", packet=shown)
+        assert all(escape(m["content"]) in page for m in posted)
 
 
 def test_a_packet_diff_shows_a_changed_working_state_block_as_changed(ledger: Ledger) -> None:
