@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from agentledger import packet_views
 from agentledger.activities.ledger import Ledger
+from agentledger.activities.models import ProviderSettings, messages, openai_compatible_profile
 from agentledger.cli import main
 from agentledger.domain import events as ev
 from agentledger.render import packet_text
@@ -125,3 +127,18 @@ def test_on_a_terminal_control_characters_in_a_packet_are_shown_not_obeyed(
     assert "\x1b[2Jcleared\x07" in packet_text(view)
     shown = packet_text(view, visible_controls=True)
     assert "\\x1b[2Jcleared\\x07" in shown and "\x1b" not in shown and "\x07" not in shown
+
+
+def test_show_packets_of_a_chat_models_run_prints_the_messages_as_posted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chat = openai_compatible_profile("http://model.test/v1", "m")
+    with closing(Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")) as ledger:
+        sent = store_run(ledger, history("refund_approved_v9"), model=chat)
+    printed = show(tmp_path, capsys, sent[0].event.run_id, "--packets")
+    settings = ProviderSettings.of(chat)
+    for one in sent:
+        for message in messages(one.packet, settings):
+            assert isinstance(message, dict)
+            assert f"--- {message['role']} message, as posted to openai_compatible ---\n" in printed
+            assert f"{message['content']}\n" in printed

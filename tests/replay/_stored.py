@@ -15,6 +15,7 @@ from agentledger.domain import events as ev
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.context.render import render_fixed, render_parts
 from agentledger.domain.manifest import ExecutionManifest
+from agentledger.domain.model_profile import ModelProfile
 from tests.replay._checks import rebuilt_packet
 from tests.replay._formats import recorded_format
 from tests.replay._recorded import read_history, recorded_memories, register_loop_packs
@@ -76,11 +77,20 @@ def store_packet(ledger: Ledger, sent: Sent) -> None:
     ledger.put_packet(sent.packet.packet_hash, sent.event.run_id, sent.packet.step, body)
 
 
-def store_run(ledger: Ledger, path: Path, through_seq: int | None = None) -> list[Sent]:
-    """A recorded run's events (through ``through_seq``) and the packets they name, stored."""
+def store_run(
+    ledger: Ledger, path: Path, through_seq: int | None = None, model: ModelProfile | None = None
+) -> list[Sent]:
+    """A recorded run's events (through ``through_seq``) and the packets they name, stored;
+    with ``model``, as if its manifest had frozen that model profile instead."""
     events = sorted(read_history(path).events.values(), key=lambda e: e.seq)
     kept = [e for e in events if through_seq is None or e.seq <= through_seq]
     sent = [s for s in recorded_packets(path) if s.event.seq <= kept[-1].seq]
+    if model is not None:
+        manifest = sent[0].manifest.model_copy(update={"model": model})
+        sent = [
+            Sent(s.packet, s.event.model_copy(update={"manifest_hash": manifest.hash}), manifest)
+            for s in sent
+        ]
     manifest_hash = sent[0].manifest.hash
     ledger.append([e.model_copy(update={"manifest_hash": manifest_hash}) for e in kept])
     for one in sent:
