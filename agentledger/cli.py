@@ -198,9 +198,24 @@ def _reply_parser(reply: argparse.ArgumentParser) -> None:
 
 def _show_parser(show: argparse.ArgumentParser) -> None:
     show.add_argument("run_id", nargs="?")
-    show.add_argument("--json", action="store_true", help="emit the events as JSON lines")
-    show.add_argument("--packets", action="store_true", help="print each context packet")
+    show.add_argument(
+        "--json",
+        action="store_true",
+        help="emit the events (with --packets: packets) as JSON lines",
+    )
+    show.add_argument(
+        "--packets", action="store_true", help="print each context packet's exact text as sent"
+    )
     show.add_argument("--list", action="store_true", help="list recent runs")
+    show.add_argument(
+        "--limit", type=_positive, default=20, help="how many runs --list shows (default 20)"
+    )
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
 
 
 def _docs_parser(docs: argparse.ArgumentParser) -> None:
@@ -298,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
     except Exception as exc:  # anything unforeseen still gets one line, not a traceback
         if args.debug:
             raise
@@ -318,9 +335,21 @@ def entrypoint() -> NoReturn:
     """
     code = main()
     logging.shutdown()
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = _reader_gone()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _reader_gone() -> int:
+    """Whoever read stdout has gone (``agentledger show --list | head -1``): it had what it
+    wanted. What is left goes nowhere, without a traceback, and the exit code is a shell's for a
+    writer the pipe stopped (128 + SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141
 
 
 if __name__ == "__main__":

@@ -11,13 +11,15 @@ import sys
 
 import orjson
 
-from agentledger.activities.ledger import Ledger, LedgerUnavailable
+from agentledger.activities.ledger import Ledger, LedgerUnavailable, RunRow
 from agentledger.config import Settings
+from agentledger.domain.events import ContextPacketBuilt, RunEvent
 from agentledger.domain.fold import project
 from agentledger.errors import DatabaseUnavailable, NotFound
-from agentledger.render import packet_lines, timeline
+from agentledger.render import packet_text, run_table, timeline
 
 say = print
+_CONVERSATION = ("reply_awaited", "user_replied", "conversation_closed")
 
 
 def require_ledger(settings: Settings) -> None:
@@ -68,29 +70,57 @@ def print_run(ledger: Ledger, run_id: str) -> int:
 async def show(settings: Settings, args: argparse.Namespace) -> int:
     ledger = open_ledger(settings)
     if args.list or not args.run_id:
-        rows = ledger.list_runs(limit=20)
-        for row in rows:
-            say(f"{row.run_id}  {row.status:<18} {row.principal_id:<10} {row.request_text}")
-        if not rows:
-            say(f"no runs in the ledger at {where(ledger)}")
-        return 0
+        return list_runs(ledger, args.limit)
     events = ledger.read(args.run_id)
     if not events:
         raise NotFound(f"no run {args.run_id} in the ledger at {where(ledger)}")
+    if args.packets:
+        return print_packets(ledger, args.run_id, events, as_json=args.json)
     if args.json:
         for event in events:
             sys.stdout.write(event.model_dump_json() + "\n")
         return 0
-    if args.packets:
-        for event in events:
-            if event.kind == "context_packet_built":
-                packet = ledger.get_packet(event.packet_hash)
-                if packet is None:
-                    raise NotFound(f"packet {event.packet_hash} of run {args.run_id} is missing")
-                for line in packet_lines(packet):
-                    say(line)
-        return 0
     return print_run(ledger, args.run_id)
+
+
+def list_runs(ledger: Ledger, limit: int) -> int:
+    """The most recently updated runs, one line each under a header."""
+    rows = ledger.list_runs(limit=limit)
+    if not rows:
+        say(f"no runs in the ledger at {where(ledger)}")
+        return 0
+    for line in run_table([(row, waiting_on_customer(ledger, row)) for row in rows]):
+        say(line)
+    return 0
+
+
+def waiting_on_customer(ledger: Ledger, row: RunRow) -> bool:
+    """A live run whose latest conversation event is its question (or answer) to the customer."""
+    if row.status != "running":
+        return False
+    said = ledger.read_kinds(row.run_id, *_CONVERSATION)
+    return bool(said) and said[-1].kind == "reply_awaited"
+
+
+def print_packets(ledger: Ledger, run_id: str, events: list[RunEvent], *, as_json: bool) -> int:
+    """Each packet exactly as its model was sent it; with ``as_json``, one view per line."""
+    # Only here: a chat model's messages are written by the provider's own code (httpx and
+    # all), which `show --list` and a timeline need not import.
+    from agentledger import packet_views
+
+    for event in events:
+        if not isinstance(event, ContextPacketBuilt):
+            continue
+        body = ledger.get_packet(event.packet_hash)
+        if body is None:
+            raise NotFound(f"packet {event.packet_hash} of run {run_id} is missing")
+        model = packet_views.model_of(ledger, event.manifest_hash)
+        view = packet_views.packet_view(body, model, "restricted")
+        if as_json:
+            sys.stdout.write(orjson.dumps(view).decode() + "\n")
+        else:
+            sys.stdout.write(packet_text(view, visible_controls=sys.stdout.isatty()))
+    return 0
 
 
 async def approvals(settings: Settings, args: argparse.Namespace) -> int:

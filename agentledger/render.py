@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
 
 from agentledger.domain import events as ev
 from agentledger.domain.assertions import VerifiedAssertion
+
+if TYPE_CHECKING:
+    from agentledger.activities.ledger import RunRow
 
 
 def _signed(assertion: VerifiedAssertion | None) -> str:
@@ -95,27 +99,80 @@ def timeline(events: Iterable[ev.RunEvent]) -> list[str]:
     return lines
 
 
-def packet_lines(packet: dict[str, Any]) -> list[str]:
+def packet_text(view: dict[str, Any], *, visible_controls: bool = False) -> str:
+    """A packet view for a reader: what was selected and left out, then the exact text its
+    model was sent (each message as posted to a chat model, else the whole packet's text).
+    ``visible_controls`` (for a terminal) writes control characters from untrusted content as
+    ``\\xNN`` instead of letting them drive the terminal; the text is otherwise untouched."""
     lines = [
-        f"packet {packet['packet_hash'][7:19]}  step {packet['step']}  "
-        f"{packet['total_tokens']}/{packet['token_limit']} tokens  "
-        f"cache key {packet['cache_key'][7:19]}"
+        f"packet {view['packet_hash'][7:19]}  step {view['step']}  "
+        f"{view['total_tokens']}/{view['token_limit']} tokens  cache key {view['cache_key'][7:19]}"
     ]
-    for section in packet["sections"]:
+    for section in view["sections"]:
         ids = ", ".join(item["id"] for item in section["items"])
+        blocks = "".join(f" + {block} block" for block in section["blocks"])
         lines.append(
-            f"    [{section['category']}/{section['name']}] {section['tokens']} tok: {ids}"
+            f"    [{section['category']}/{section['name']}] {section['tokens']} tok: {ids}{blocks}"
         )
     lines.append(
-        f"    tools: {', '.join(t['name'] for t in packet['tools']) or '-'}; may "
-        f"propose: {', '.join(t['name'] for t in packet['proposable_actions']) or '-'}"
+        f"    tools: {', '.join(view['tools']) or '-'}; "
+        f"may propose: {', '.join(view['proposable_actions']) or '-'}"
     )
-    for omission in packet["omissions"]:
-        lines.append(
-            f"    omitted {omission['item_id']}: {omission['reason']} "
-            f"({omission['estimated_tokens']} tok)"
+    lines += [
+        f"    omitted {o['item_id']}: {o['reason']} ({o['estimated_tokens']} tok)"
+        for o in view["omissions"]
+    ]
+    return "\n".join(lines) + "\n" + _sent(view, visible_controls)
+
+
+def _sent(view: dict[str, Any], visible_controls: bool) -> str:
+    show = _visible if visible_controls else str
+    if not view["messages"]:
+        reads = view["model"] and f"; {view['model']['provider']} reads its structure"
+        title = f"--- the packet's text, as rendered for a model{reads or ''} ---"
+        return f"{title}\n{show(view['text'])}\n--- end of packet ---\n\n"
+    to = view["model"]["provider"]
+    return (
+        "".join(
+            f"--- {m['role']} message, as posted to {to} ---\n{show(m['content'])}\n"
+            for m in view["messages"]
         )
-    return lines
+        + "--- end of packet ---\n\n"
+    )
+
+
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
+del _CONTROLS[ord("\n")], _CONTROLS[ord("\t")]
+
+
+def _visible(text: str) -> str:
+    return text.translate(_CONTROLS)
+
+
+def run_table(rows: Sequence[tuple[RunRow, bool]], request_width: int = 60) -> list[str]:
+    """Runs under a header, one line each: ``waiting`` for a live run waiting on its customer,
+    the last update (UTC), and the request on one line, cut to ``request_width``."""
+    cells = [("RUN", "STATUS", "UPDATED", "PACK", "USER", "REQUEST")]
+    for row, waiting in rows:
+        status = "waiting" if waiting else row.status
+        when = row.updated_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+        cells.append(
+            (
+                row.run_id,
+                status,
+                when,
+                row.pack,
+                row.principal_id,
+                _one_line(row.request_text, request_width),
+            )
+        )
+    widths = [max(len(c[i]) for c in cells) for i in range(5)]
+    return ["  ".join([*(c[i].ljust(widths[i]) for i in range(5)), c[5]]) for c in cells]
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
 
 
 def _args(arguments: dict[str, Any]) -> str:

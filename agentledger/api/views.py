@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentledger import packet_views
 from agentledger.activities.ledger import ApprovalRow, Ledger, RunRow
 from agentledger.api.problems import not_found
 from agentledger.domain import events as ev
-from agentledger.domain.context.clearance import as_cleared, cleared
 from agentledger.domain.context.items import Sensitivity
-from agentledger.domain.context.packet import ContextPacket
-from agentledger.domain.context.render import render_fixed, render_section
 from agentledger.domain.fold import project
 from agentledger.domain.state import WorkingState
 from agentledger.render import summarize
@@ -101,72 +99,27 @@ def packet_index(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
 def packet_view(
     ledger: Ledger, events: list[ev.RunEvent], packet_hash: str, clearance: Sensitivity
 ) -> dict[str, Any]:
-    """A stored packet of this run, with each section's exact text as the model received it,
-    less the content of items above the reader's ``clearance`` (``redacted`` counts them)."""
-    if not any(p["packet_hash"] == packet_hash for p in packet_index(events)):
+    """A stored packet of this run exactly as the model was sent it (``packet_views``), less
+    the content of items above the reader's ``clearance``."""
+    built = next(
+        (
+            e
+            for e in events
+            if isinstance(e, ev.ContextPacketBuilt) and e.packet_hash == packet_hash
+        ),
+        None,
+    )
+    if built is None:
         raise not_found(f"packet {packet_hash} in this run")
     body = ledger.get_packet(packet_hash)
     if body is None:
         raise not_found(f"stored packet {packet_hash}")
-    packet = ContextPacket.model_validate(body)
-    shown = [as_cleared(section, clearance) for section in packet.sections]
-    sections = [
-        {**section.model_dump(mode="json"), "text": render_section(section)} for section in shown
-    ]
-    withheld = sum(not cleared(item.sensitivity, clearance) for item in packet.items())
-    return {
-        "packet_hash": packet.packet_hash,
-        "step": packet.step,
-        "cache_key": packet.cache_key,
-        "total_tokens": packet.total_tokens,
-        "token_limit": packet.token_limit,
-        "token_counter": packet.token_counter,
-        "section_tokens": packet.section_tokens,
-        "fixed_text": render_fixed(packet),
-        "sections": sections,
-        "clearance": clearance,
-        "redacted": withheld,
-        "omissions": [o.model_dump(mode="json") for o in packet.omissions],
-        "conflicts": [c.model_dump(mode="json") for c in packet.conflicts],
-        "tools": [t.name for t in packet.tools],
-        "proposable_actions": [t.name for t in packet.proposable_actions],
-    }
+    return packet_views.packet_view(
+        body, packet_views.model_of(ledger, built.manifest_hash), clearance
+    )
 
 
-def packet_diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """What changed from packet ``a`` to ``b``: items in and out per section, token deltas,
-    omissions gained and lost."""
-    items_a, items_b = _items_by_section(a), _items_by_section(b)
-    sections = []
-    for name in sorted(set(items_a) | set(items_b)):
-        was, now = items_a.get(name, {}), items_b.get(name, {})
-        sections.append(
-            {
-                "name": name,
-                "added": sorted(set(now) - set(was)),
-                "removed": sorted(set(was) - set(now)),
-                "changed": sorted(k for k in set(was) & set(now) if was[k] != now[k]),
-                "tokens": [a["section_tokens"].get(name, 0), b["section_tokens"].get(name, 0)],
-            }
-        )
-    omitted_a = {o["item_id"]: o["reason"] for o in a["omissions"]}
-    omitted_b = {o["item_id"]: o["reason"] for o in b["omissions"]}
-    return {
-        "a": a["packet_hash"],
-        "b": b["packet_hash"],
-        "total_tokens": [a["total_tokens"], b["total_tokens"]],
-        "same_cache_key": a["cache_key"] == b["cache_key"],
-        "sections": sections,
-        "omissions_added": {k: v for k, v in omitted_b.items() if k not in omitted_a},
-        "omissions_removed": {k: v for k, v in omitted_a.items() if k not in omitted_b},
-    }
-
-
-def _items_by_section(packet: dict[str, Any]) -> dict[str, dict[str, str]]:
-    return {
-        s["name"]: {item["id"]: item["content_hash"] for item in s["items"]}
-        for s in packet["sections"]
-    }
+packet_diff = packet_views.packet_diff
 
 
 def receipts(events: list[ev.RunEvent]) -> list[dict[str, Any]]:

@@ -13,6 +13,8 @@ from sqlalchemy import func, select
 
 from agentledger.activities.memory import MemoryStore
 from agentledger.api.audit import api_denials
+from agentledger.domain.context import ContextPacket, render_packet
+from agentledger.domain.context.clearance import as_cleared
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted
 from agentledger.domain.memory.records import MemoryProposal, MemoryScope
 from agentledger.domain.principal import Principal
@@ -111,6 +113,13 @@ async def test_a_run_shows_its_packets_receipts_and_manifest_to_its_tenant_only(
     for packet in shown:
         assert sum(s["tokens"] for s in packet["sections"]) <= packet["total_tokens"]
         assert all(s["text"] for s in packet["sections"] if s["items"])
+        # Exactly as sent: the working-state block the model reads is in the text shown.
+        stored = ContextPacket.model_validate(
+            harness.runtime.ledger.get_packet(packet["packet_hash"])
+        )
+        readable = tuple(as_cleared(s, packet["clearance"]) for s in stored.sections)
+        assert packet["text"] == render_packet(stored.model_copy(update={"sections": readable}))
+        assert '<data id="working_state"' in packet["text"]
     omissions = [o for p in shown for o in p["omissions"]]
     assert omissions and all(o["reason"] for o in omissions)
     diff = (
@@ -119,6 +128,10 @@ async def test_a_run_shows_its_packets_receipts_and_manifest_to_its_tenant_only(
         )
     ).json()
     assert diff["total_tokens"] == [packets[0]["total_tokens"], packets[-1]["total_tokens"]]
+    assert (
+        "working_state"
+        in next(s for s in diff["sections"] if s["name"] == "working_state")["changed"]
+    )
 
     receipts = (await ops.get(f"/api/runs/{run_id}/receipts")).json()["receipts"]
     refund = [r for r in receipts if r["tool"] == "create_refund"]

@@ -61,14 +61,14 @@ def test_the_demo_refunds_once_and_a_rerun_reuses_server_and_data(
 
 
 def test_show_prints_packets_with_sections_and_omissions(embedded_env: dict[str, str]) -> None:
-    run_id = cli(embedded_env, "show", "--list").stdout.split()[0]
+    run_id = cli(embedded_env, "show", "--list").stdout.splitlines()[1].split()[0]
     shown = cli(embedded_env, "show", run_id, "--packets")
     assert shown.returncode == 0, shown.stderr
     assert "[instructions/" in shown.stdout and "cache key" in shown.stdout
 
 
 def test_verify_finds_the_ledger_and_the_live_run_agree(embedded_env: dict[str, str]) -> None:
-    run_id = cli(embedded_env, "show", "--list").stdout.split()[0]
+    run_id = cli(embedded_env, "show", "--list").stdout.splitlines()[1].split()[0]
     verified = cli(embedded_env, "verify", run_id)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "matches the live state" in verified.stdout

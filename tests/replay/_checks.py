@@ -157,19 +157,15 @@ def _packet_mismatch(
     at: str, step: ModelStep, manifest: ExecutionManifest, memories: Memories, version: int
 ) -> list[str]:
     given, result = step.input, step.result
-    assert given.state.work_order is not None and result is not None
-    pack = get_pack(given.state.work_order.pack)
+    assert result is not None
     try:
-        packet = build_step_packet(
-            pack, manifest, given.step, given.state, given.now, memories(given.now)
-        )
+        packet = rebuilt_packet(step, manifest, memories, version)
     except InsufficientContext as refusal:
         if result.insufficient_context is None:
             return [f"{at}: recorded a packet, the recomputation refuses: {refusal}"]
         return []
     if result.packet is None:
         return [f"{at}: recorded no packet ({result.insufficient_context}), one builds now"]
-    packet = in_format(packet, version, counter_for_encoding(manifest.model.encoding))
     if packet.packet_hash == result.packet.packet_hash:
         return []
     return [
@@ -177,6 +173,20 @@ def _packet_mismatch(
         f"{result.packet.packet_hash}, recomputed {packet.packet_hash} (packet format {version}); "
         f"differing summary fields: {_summary_diff(result.packet, packet)}"
     ]
+
+
+def rebuilt_packet(
+    step: ModelStep, manifest: ExecutionManifest, memories: Memories, version: int
+) -> ContextPacket:
+    """The packet the current builder makes from a recorded step's input, written in the packet
+    format the history was recorded with; raises ``InsufficientContext`` as the builder does."""
+    given = step.input
+    assert given.state.work_order is not None
+    pack = get_pack(given.state.work_order.pack)
+    packet = build_step_packet(
+        pack, manifest, given.step, given.state, given.now, memories(given.now)
+    )
+    return in_format(packet, version, counter_for_encoding(manifest.model.encoding))
 
 
 def _summary_diff(was: PacketSummary, packet: ContextPacket) -> str:

@@ -40,7 +40,7 @@ def recorded_format(history: str) -> int:
     return RECORDED_FORMAT.get(history, PACKET_FORMAT)
 
 
-def _v1_body(content: object) -> str:
+def v1_body(content: object) -> str:
     """Format 1's neutralisation, which let upper-case markers through (kept only to rebuild)."""
     text = content if isinstance(content, str) else canonical_json(content).decode()
     return text.replace("<data", "<\u200bdata").replace("</data", "<\u200b/data")
@@ -49,11 +49,11 @@ def _v1_body(content: object) -> str:
 def _v1_tokens(packet: ContextPacket, counter: TokenCounter) -> dict[str, int]:
     tokens = dict(packet.section_tokens)
     view = packet.working_state
-    tokens["working_state"] += counter.count(f"WORKING_STATE {_v1_body(view)}\n")
+    tokens["working_state"] += counter.count(f"WORKING_STATE {v1_body(view)}\n")
     tokens["working_state"] -= counter.count(state_text(view))
     if packet.conflicts:
         listed = [c.model_dump(mode="json") for c in packet.conflicts]
-        v1 = f"\nCONFLICTS (unresolved; do not pick silently) {_v1_body(listed)}\n"
+        v1 = f"\nCONFLICTS (unresolved; do not pick silently) {v1_body(listed)}\n"
         tokens["conflicts"] += counter.count(v1) - counter.count(conflicts_text(listed))
     return tokens
 

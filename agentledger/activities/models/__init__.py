@@ -20,7 +20,7 @@ from agentledger.activities.models._registry import (
     model_clients,
     openai_compatible_profile,
 )
-from agentledger.activities.models._render import chat_request, messages
+from agentledger.activities.models._render import chat_request, messages, sent_messages
 from agentledger.activities.models._settings import ProviderSettings
 
 __all__ = [
@@ -38,4 +38,5 @@ __all__ = [
     "parse_reply",
     "parse_usage",
     "providers_from",
+    "sent_messages",
 ]

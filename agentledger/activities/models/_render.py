@@ -9,7 +9,7 @@ measured. Only the packet's callable tools become tool definitions; proposable a
 
 from __future__ import annotations
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from agentledger.activities.models._settings import ProviderSettings
 from agentledger.domain.context import ContextPacket
@@ -115,3 +115,14 @@ def request_schema(node: JsonValue, max_string_length: int | None) -> JsonValue:
     if free and max_string_length is not None:
         sent["maxLength"] = max_string_length
     return sent
+
+
+def sent_messages(packet: ContextPacket, profile: ModelProfile) -> list[JsonValue] | None:
+    """The messages a chat-completions provider is sent for ``packet`` under the run's frozen
+    ``profile``, through the very path ``chat_request`` takes; ``None`` when the profile's model
+    is not one (a scripted model or the offline playbook reads the packet's structure)."""
+    try:
+        settings = ProviderSettings.model_validate(profile.settings)
+    except ValidationError:
+        return None
+    return messages(packet, settings)

@@ -10,9 +10,11 @@ value, and ``markers.neutralise`` the one place that keeps the text inside from 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from agentledger.domain.canonical import canonical_json
+from agentledger.domain.context import _format1
 from agentledger.domain.context.items import ContextItem
 from agentledger.domain.context.markers import holds_opener, neutralise, neutralise_json
 from agentledger.domain.context.packet import ContextPacket, PacketItem, Section
@@ -98,15 +100,21 @@ def render_fixed(packet: ContextPacket) -> str:
     tools = [t.model_dump(mode="json") for t in packet.tools]
     proposable = [t.model_dump(mode="json") for t in packet.proposable_actions]
     schema = packet.output_schema.model_dump(mode="json")
-    return fixed_text(packet.step, packet.policy_version, tools, proposable, schema)
+    write = _format1.body if packet.packet_format == _format1.FORMAT else body
+    return fixed_text(packet.step, packet.policy_version, tools, proposable, schema, write)
 
 
 def fixed_text(
-    step: str, policy_version: str, tools: object, proposable: object, schema: object
+    step: str,
+    policy_version: str,
+    tools: object,
+    proposable: object,
+    schema: object,
+    write: Callable[[object], str] = body,
 ) -> str:
     return (
-        f"# STEP {step} (policy {policy_version})\n{PREAMBLE}\nTOOLS {body(tools)}\n"
-        f"PROPOSABLE {body(proposable)}\nOUTPUT_SCHEMA {body(schema)}\n"
+        f"# STEP {step} (policy {policy_version})\n{PREAMBLE}\nTOOLS {write(tools)}\n"
+        f"PROPOSABLE {write(proposable)}\nOUTPUT_SCHEMA {write(schema)}\n"
     )
 
 
@@ -119,15 +127,40 @@ def conflicts_text(conflicts: object) -> str:
     return "\nCONFLICTS (unresolved; do not pick silently)\n" + block
 
 
+class Part(NamedTuple):
+    """One piece of the packet's text after the fixed prefix: the section it belongs to (the
+    conflict list's is ``conflicts``), whether it is a trusted runtime directive, its text, and
+    for a block the runtime writes (the working state, the conflicts) that block's id."""
+
+    section: str
+    trusted: bool
+    text: str
+    block: str | None = None
+
+
+def packet_parts(packet: ContextPacket) -> Iterator[Part]:
+    """Everything after the fixed prefix, in order, exactly as the model is sent it: each
+    section's items, the working-state block after the ``working_state`` section, and the
+    unresolved conflicts. Every view of a packet is written from these parts; a packet stored
+    in format 1 is written as format 1 wrote it (the builder makes only ``PACKET_FORMAT``)."""
+    old = packet.packet_format == _format1.FORMAT
+    section_text = _format1.render_section if old else render_section
+    state = _format1.state_text if old else state_text
+    for section in packet.sections:
+        yield Part(section.name, section.name == "instructions", section_text(section))
+        if section.name == "working_state":
+            yield Part(section.name, False, state(packet.working_state), "working_state")
+    if packet.conflicts:
+        listed = [c.model_dump(mode="json") for c in packet.conflicts]
+        listing = _format1.conflicts_text if old else conflicts_text
+        yield Part("conflicts", False, listing(listed), "conflicts")
+
+
 def render_parts(packet: ContextPacket) -> Iterator[tuple[bool, str]]:
     """``(trusted, text)`` for everything after the fixed prefix, in order: the instructions
     are trusted runtime directives, everything else is context for the model to weigh."""
-    for section in packet.sections:
-        yield section.name == "instructions", render_section(section)
-        if section.name == "working_state":
-            yield False, state_text(packet.working_state)
-    if packet.conflicts:
-        yield False, conflicts_text([c.model_dump(mode="json") for c in packet.conflicts])
+    for part in packet_parts(packet):
+        yield part.trusted, part.text
 
 
 def render_packet(packet: ContextPacket) -> str:
