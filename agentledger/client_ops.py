@@ -200,8 +200,14 @@ async def reply(
     an update refused because the execution it reached closed meanwhile is sent again while
     the run's latest execution is running."""
     handle = client.get_workflow_handle(run_id)
+    # Signed for the question the run waits on now: the assertion answers that one only.
+    awaited = (await live_state(client, run_id)).awaiting
     assertion = issuer.reply_assertion(
-        principal_id, run_id=run_id, text=text, on_behalf_of=on_behalf_of
+        principal_id,
+        run_id=run_id,
+        text=text,
+        reply_to=awaited.seq if awaited is not None else None,
+        on_behalf_of=on_behalf_of,
     )
     message = Reply(principal_id=principal_id, text=text, assertion=assertion)
     for _ in range(20):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from agentledger.domain.assertions import spent_after
 from agentledger.domain.errors import InconsistentEvent
 from agentledger.domain.events import (
     ApprovalExpired,
@@ -257,6 +258,8 @@ def apply_approval_decision(
         expires_at=pending.expires_at,
         content=getattr(event, "content", None),
     )
+    spent = spent_after(f["spent_assertions"], getattr(event, "assertion", None), event.recorded_at)
+    f["spent_assertions"] = spent
     if decision != "granted":
         d.reject(
             event.seq,
@@ -301,6 +304,8 @@ def _user_replied(d: Draft, event: UserReplied) -> None:
     if awaited is None:
         raise InconsistentEvent("user_replied while no reply was awaited")
     d.f["awaiting"] = None
+    f = d.f
+    f["spent_assertions"] = spent_after(f["spent_assertions"], event.assertion, event.recorded_at)
     if awaited.reason == "follow_up":
         d.f["at_step"] = None
     d.f["conversation"].append(

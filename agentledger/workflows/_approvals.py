@@ -44,7 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.state import ApprovalOutcome
     from agentledger.workflows.messages import ApprovalDecision, ApprovalResult
 
-from agentledger.workflows._assertions import check_assertion
+from agentledger.workflows._assertions import SINGLE_USE_PATCH, check_assertion
 from agentledger.workflows._core import RETRY, Run
 from agentledger.workflows._tracing import OUTCOME, of_run, span
 
@@ -119,7 +119,7 @@ class ApprovalDesk:
             return self._decide_as_recorded(decision)
         if decision.approver is not None:
             await self._refuse(decision, PRINCIPAL_CLAIMED, decision.claimed_id())
-        proven = self._proven(decision)
+        proven = self._proven(decision, once=workflow.patched(SINGLE_USE_PATCH))
         if isinstance(proven, ApprovalRefusal):
             await self._refuse(decision, proven, decision.claimed_id())
         approver_id = proven.subject if proven is not None else decision.approver_id
@@ -149,9 +149,12 @@ class ApprovalDesk:
         self._refuse_if_ended()
         return self._record(decision, approver, entry=approver, proven=proven)
 
-    def _proven(self, decision: ApprovalDecision) -> VerifiedAssertion | ApprovalRefusal | None:
+    def _proven(
+        self, decision: ApprovalDecision, *, once: bool
+    ) -> VerifiedAssertion | ApprovalRefusal | None:
         """Who the decision's assertion proves decided; ``None`` for a run whose manifest pins
-        no keys (frozen before decisions were signed: it takes the id it is sent)."""
+        no keys (frozen before decisions were signed: it takes the id it is sent). ``once``: an
+        assertion the run accepted before is refused (``assertion_replayed``)."""
         run = self._run
         keys = run.manifest.trusted_keys
         if not keys:
@@ -170,6 +173,7 @@ class ApprovalDesk:
             expected,
             claimed_id=decision.approver_id,
             now=workflow.now(),
+            spent=run.state.spent_assertions if once else (),
         )
 
     def _decide_as_recorded(self, decision: ApprovalDecision) -> ApprovalResult:
@@ -280,7 +284,7 @@ class ApprovalDesk:
             raise ValueError(f"approval {decision.approval_id} is no longer pending")
         if decision.approver is not None:
             raise ValueError(PRINCIPAL_CLAIMED.detail)
-        proven = self._proven(decision)
+        proven = self._proven(decision, once=True)  # validators do not run on replay
         if isinstance(proven, ApprovalRefusal):
             raise ValueError(proven.detail)
         approver_id = proven.subject if proven is not None else decision.claimed_id()

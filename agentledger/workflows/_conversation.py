@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.steps import await_reply, close_conversation, final_answer
     from agentledger.workflows.messages import Reply, ReplyResult
 
-from agentledger.workflows._assertions import check_assertion
+from agentledger.workflows._assertions import SINGLE_USE_PATCH, check_assertion
 from agentledger.workflows._core import Run
 
 
@@ -84,7 +84,7 @@ class Conversation:
         # An update can arrive before the run method has started (the first task of a run that
         # continued as new): wait for the state it carries before judging the reply.
         await workflow.wait_condition(lambda: run.state.status != "new")
-        proven = self._proven(reply)
+        proven = self._proven(reply, once=workflow.patched(SINGLE_USE_PATCH))
         if isinstance(proven, ReplyRefusal):
             await self._refuse(reply, proven)
         sender = proven.subject if proven is not None else reply.principal_id
@@ -103,18 +103,22 @@ class Conversation:
         )
         return ReplyResult(seq=run.state.last_seq, reply_id=reply_id)
 
-    def _proven(self, reply: Reply) -> VerifiedAssertion | ReplyRefusal | None:
+    def _proven(self, reply: Reply, *, once: bool) -> VerifiedAssertion | ReplyRefusal | None:
         """Who the reply's assertion proves sent it; ``None`` for a run whose manifest pins no
-        keys (frozen before replies were signed: it takes the id it is sent)."""
+        keys (frozen before replies were signed: it takes the id it is sent). ``once``: an
+        assertion the run accepted before is refused, and one for another question than the
+        one awaited (a reply with nothing awaited is refused as ``not_waiting``)."""
         run = self._run
         manifest = run.manifest_or_none
         if manifest is None or not manifest.trusted_keys:
             return None
+        awaited = run.state.awaiting
         expected = Expected(
             audience=reply_audience(run.state.run_id or run.rec.run_id),
             digest=reply_digest(reply.text),
             decision="reply",
             what="this run's replies",
+            reply_to=awaited.seq if once and awaited is not None else None,
         )
         found = check_assertion(
             reply.assertion,
@@ -122,6 +126,7 @@ class Conversation:
             expected,
             claimed_id=reply.principal_id,
             now=workflow.now(),
+            spent=run.state.spent_assertions if once else (),
         )
         if isinstance(found, ApprovalRefusal):
             return ReplyRefusal(reason_code=found.reason_code, detail=found.detail)
@@ -147,7 +152,7 @@ class Conversation:
         run = self._run
         if run.state.status == "new":
             return  # not started (or resumed) yet: the handler judges it once it has
-        proven = self._proven(reply)
+        proven = self._proven(reply, once=True)  # validators do not run on replay
         if isinstance(proven, ReplyRefusal):
             refusal: ReplyRefusal | None = proven
         else:
