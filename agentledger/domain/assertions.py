@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from agentledger.domain._model import Frozen
 from agentledger.domain.approvals import ApprovalRefusal
 from agentledger.domain.canonical import sha256_hex
-from agentledger.domain.principal import canonical_user_id
+from agentledger.domain.principal import Principal, canonical_user_id, tenant_covers
 
 ALGORITHM = "EdDSA"
 """JWS ``alg`` of every assertion: Ed25519 (RFC 8037), deterministic and small."""
@@ -167,6 +167,30 @@ def subject_refusal(claims: AssertionClaims, claimed_id: str) -> ApprovalRefusal
             "subject_mismatch", f"the assertion is {claims.sub!r}'s, not {claimed_id!r}'s"
         )
     return None
+
+
+def foreign_speaker(
+    assertion: VerifiedAssertion | None, keys: Collection[TrustedKey]
+) -> str | None:
+    """The issuer that speaks for the assertion's subject when it is none of the run's own
+    (a service signed on behalf of a caller another issuer vouched for); ``None`` otherwise."""
+    if assertion is None:
+        return None
+    speaker = assertion.on_behalf_of_issuer or assertion.issuer
+    return None if speaker in {k.issuer for k in keys} else speaker
+
+
+def issuer_refusal(
+    speaker: str, entry: Principal, bound: Collection[str]
+) -> ApprovalRefusal | None:
+    """A foreign ``speaker`` speaks only for the directory's people of the tenants it is bound
+    to (``bound``, the worker's configuration): anyone else is refused."""
+    if any(tenant_covers(tenant, entry.tenant_id) for tenant in bound):
+        return None
+    return refused(
+        "foreign_issuer",
+        f"{speaker!r} does not speak for {entry.user_id} (tenant {entry.tenant_id!r})",
+    )
 
 
 def verified(claims: AssertionClaims, key: TrustedKey) -> VerifiedAssertion:

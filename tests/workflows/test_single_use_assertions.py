@@ -70,11 +70,13 @@ def _recorded(harness: Harness, run_id: str) -> tuple[list[str], list[str]]:
 
 
 async def _ledger_holds(
-    harness: Harness, run_id: str, refusals: int
+    harness: Harness, run_id: str, refusals: int, replies: int = 1
 ) -> tuple[list[str], list[str]]:
+    """What the ledger recorded once it holds as many refusals and replies (a run flushes its
+    last events as it parks, which may still be under way when the update returns)."""
     for _ in range(100):
         taken, refused = _recorded(harness, run_id)
-        if len(refused) >= refusals:
+        if len(refused) >= refusals and len(taken) >= replies:
             return taken, refused
         await asyncio.sleep(0.05)
     return _recorded(harness, run_id)
@@ -138,7 +140,7 @@ async def test_a_reply_is_refused_again_after_the_run_continued_as_new(harness: 
                 AgentRunWorkflow.reply, Reply.model_validate(reply)
             )
         assert getattr(refusal.value.cause, "type", None) == "assertion_replayed"
-    taken, refused = await _ledger_holds(harness, run_id, 2)
+    taken, refused = await _ledger_holds(harness, run_id, 2, replies=2)
     assert (taken, refused) == (["red", "blue"], ["assertion_replayed", "assertion_replayed"])
 
 
@@ -161,5 +163,5 @@ async def test_a_reply_signed_for_an_earlier_question_answers_nothing_else(
         )
     assert getattr(refusal.value.cause, "type", None) == "assertion_wrong_question"
     await client_ops.reply(harness.client, run_id, CUSTOMER.user_id, "blue", issuer=harness.issuer)
-    taken, refused = await _ledger_holds(harness, run_id, 1)
+    taken, refused = await _ledger_holds(harness, run_id, 1, replies=2)
     assert (taken, refused) == (["red", "blue"], ["assertion_wrong_question"])
