@@ -76,3 +76,17 @@ def test_the_model_is_not_sent_the_spent_token_ids() -> None:
     _turn(s, "tok-1")
     assert project(s.events).spent_assertions
     assert context_state(project(s.events)).spent_assertions == {}
+
+
+def test_an_approval_decisions_token_id_is_spent_too() -> None:
+    s = RunScript()
+    s.started()
+    asked = s.request_approval("apr_1", "op_1", "create_refund", {"order_id": "ord_4821"})
+    s.add(
+        ev.ApprovalGranted,
+        approval_id=asked.approval_id,
+        approver="mgr_1",
+        proposal_digest=asked.proposal_digest,
+        assertion=_signed("tok-approval"),
+    )
+    assert set(project(s.events).spent_assertions) == {"tok-approval"}
