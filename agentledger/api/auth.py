@@ -128,27 +128,30 @@ class Authenticator:
     def _caller(self, trusted: TrustedIssuer, claims: dict[str, Any]) -> Caller:
         subject = str(claims["sub"])
         entry = self._directory(subject)
+        if not trusted.directory:
+            entry = _bound(trusted, subject, entry, claims)
         if entry is None:
             raise unauthenticated(f"subject {subject!r} is not in the directory")
-        if not trusted.directory:
-            _check_bound(trusted, entry, claims)
         jti = claims.get("jti")
         return Caller(entry, subject, trusted.issuer, str(jti) if jti else None)
 
 
-def _check_bound(trusted: TrustedIssuer, entry: Principal, claims: dict[str, Any]) -> None:
-    """An external issuer speaks for ``entry`` only inside its tenants, and only with claims
-    that narrow the directory's (its tenant, or a sub-tenant; roles it holds)."""
-    if not any(tenant_covers(tenant, entry.tenant_id) for tenant in trusted.tenants):
+def _bound(
+    trusted: TrustedIssuer, subject: str, entry: Principal | None, claims: dict[str, Any]
+) -> Principal:
+    """An external issuer speaks for a directory ``entry`` only inside its tenants (whether the
+    subject is unknown or another tenant's is not told: one answer for both), and only with
+    claims that narrow the directory's (its tenant, or a sub-tenant; roles it holds)."""
+    if entry is None or not any(tenant_covers(t, entry.tenant_id) for t in trusted.tenants):
         raise unauthenticated(
-            f"issuer {trusted.issuer!r} does not speak for tenant {entry.tenant_id!r}",
-            "issuer-not-bound",
+            f"issuer {trusted.issuer!r} does not speak for {subject[:200]!r}", "issuer-not-bound"
         )
     problem = claim_problem(_claimed(trusted, entry, claims), entry)
     if problem is not None:
         raise unauthenticated(
             f"the token's claims disagree with the directory: {problem}", "claims-disagree"
         )
+    return entry
 
 
 def _claimed(trusted: TrustedIssuer, entry: Principal, claims: dict[str, Any]) -> Principal:

@@ -102,7 +102,7 @@ async def test_an_external_issuer_names_who_and_the_directory_says_tenant_and_ro
 @pytest.mark.parametrize(
     ("subject", "claims", "expected"),
     [
-        ("nobody@example", {"org": "acme"}, "invalid-token"),  # not in the directory
+        ("nobody@example", {"org": "acme"}, "issuer-not-bound"),  # not in the directory
         ("ops_globex", {"org": "globex"}, "issuer-not-bound"),  # another tenant's person
         ("auditor@example", {"org": "globex"}, "claims-disagree"),
         ("auditor@example", {"org": "acme", "groups": ["approver"]}, "claims-disagree"),

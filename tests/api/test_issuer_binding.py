@@ -65,7 +65,7 @@ async def test_another_tenants_provider_cannot_approve_as_an_acme_approver(
         assert me.status_code == 401 and problem_type(me) == "issuer-not-bound"
         forged = await globex.post(url, json={"approve": True})
     assert forged.status_code == 401 and problem_type(forged) == "issuer-not-bound"
-    assert forged.json()["detail"] == f"issuer '{GLOBEX_IDP}' does not speak for tenant 'acme'"
+    assert forged.json()["detail"] == f"issuer '{GLOBEX_IDP}' does not speak for 'ops_lead_1'"
     assert refunds(harness) == 0
     state = await harness.until_approval_or_end(run_id)
     assert approval_id in state.pending_approvals
