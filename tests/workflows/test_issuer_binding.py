@@ -1,10 +1,12 @@
 """An external issuer speaks only for the directory's people of the tenants the worker binds it
 to: a decision or reply signed by the run's own key on behalf of another issuer's caller is
 refused (``assertion_foreign_issuer``) and recorded when that issuer is bound elsewhere, or
-nowhere. Sent raw through the SDK, as a compromised or misconfigured service would send it."""
+nowhere. Sent raw through the SDK and the bare `temporal` binary, as a compromised or
+misconfigured service (or anyone holding what it signed) would send it."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator
@@ -15,7 +17,7 @@ from temporalio.client import WorkflowUpdateFailedError
 
 from agentledger import client_ops
 from agentledger.app import Runtime
-from agentledger.devserver import DevServer
+from agentledger.devserver import DevServer, temporal_binary
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, ReplyRefused
 from agentledger.identity import VerifiedCaller
 from agentledger.registry import get_pack
@@ -95,6 +97,42 @@ async def test_another_tenants_issuer_cannot_approve_as_an_acme_approver(bound: 
     assert refused == [("ops_lead_1", "assertion_foreign_issuer")] * 2
     (granted,) = [e for e in events if isinstance(e, ApprovalGranted)]
     assert granted.assertion is not None and granted.assertion.on_behalf_of_issuer == ACME_IDP
+    assert refund_rows(bound) == 1
+
+
+async def test_the_bare_temporal_binary_cannot_approve_for_another_tenants_issuer(
+    bound: Harness,
+) -> None:
+    run_id = await bound.start(REQUEST)
+    state = await bound.until_approval_or_end(run_id)
+    ((approval_id, pending),) = state.pending_approvals.items()
+    forged = _for(bound, GLOBEX_IDP, run_id, approval_id, pending.proposal_digest)
+    proc = await asyncio.create_subprocess_exec(
+        temporal_binary(),
+        "workflow",
+        "update",
+        "execute",
+        "--address",
+        bound.settings.temporal_address or "",
+        "--workflow-id",
+        run_id,
+        "--name",
+        "decide_approval",
+        "--input",
+        forged.model_dump_json(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode != 0, out
+    assert f"'{GLOBEX_IDP}' does not speak for ops_lead_1".encode() in out
+    assert refund_rows(bound) == 0
+    await bound.decide(run_id, approval_id, "ops_lead_1")
+    events = await bound.finish(run_id)
+    refused = [
+        (e.attempted_by, e.reason_code) for e in events if isinstance(e, ApprovalAttemptRefused)
+    ]
+    assert refused == [("ops_lead_1", "assertion_foreign_issuer")]
     assert refund_rows(bound) == 1
 
 
