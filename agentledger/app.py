@@ -197,7 +197,9 @@ class Runtime:
                 run.resume_run,
                 run.append_events,
                 *MemoryActivities(self.ledger, memory).all(),
-                *DirectoryActivities(self.ledger, self.settings.revoked_keys).all(),
+                *DirectoryActivities(
+                    self.ledger, self.settings.revoked_keys, self.settings.issuer_tenants
+                ).all(),
             ],
             "models": [run.model_step],
             "tools": [run.execute_tool, run.reconcile_tool],

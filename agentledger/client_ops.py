@@ -201,7 +201,11 @@ async def reply(
     the run's latest execution is running."""
     handle = client.get_workflow_handle(run_id)
     assertion = issuer.reply_assertion(
-        principal_id, run_id=run_id, text=text, on_behalf_of=on_behalf_of
+        principal_id,
+        run_id=run_id,
+        text=text,
+        reply_to=await _reply_to(client, run_id),
+        on_behalf_of=on_behalf_of,
     )
     message = Reply(principal_id=principal_id, text=text, assertion=assertion)
     for _ in range(20):
@@ -219,6 +223,12 @@ async def reply(
                 raise Refused(f"run {run_id} has already ended; it takes no replies") from None
         await asyncio.sleep(0.1)
     raise Refused(f"run {run_id} kept continuing as new; send the reply again")
+
+
+async def _reply_to(client: Client, run_id: str) -> int | None:
+    """The message the run waits on a reply to now: a reply is signed as answering it only."""
+    awaited = (await live_state(client, run_id)).awaiting
+    return awaited.seq if awaited is not None else None
 
 
 STUCK_AFTER_ATTEMPTS = 3

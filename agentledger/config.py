@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from agentledger.activities.models import ProviderConfig
 
 PROVIDERS_VARIABLE = "AGENTLEDGER_MODEL_PROVIDERS"
+ISSUERS_VARIABLE = "AGENTLEDGER_OIDC_ISSUERS"
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,10 @@ class Settings:
     ``None``: the data directory's local issuer, created on first use)."""
     issuer_name: str = "agentledger-local"
     """The ``iss`` this process signs as (``AGENTLEDGER_ISSUER_NAME``)."""
+    issuer_tenants: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    """The tenants each external issuer may speak for (``tenants`` of each
+    ``AGENTLEDGER_OIDC_ISSUERS`` entry): a decision or reply signed on behalf of one of its
+    callers is refused for anyone outside them (``domain.assertions.issuer_refusal``)."""
     retrieval: str = "fulltext"
     """How policy searches rank passages (``AGENTLEDGER_RETRIEVAL``): ``fulltext`` (the
     default, base install), ``semantic`` (sentence embeddings) or ``fused`` (both, by reciprocal
@@ -187,6 +192,28 @@ def temporal_security(env: Mapping[str, str]) -> TemporalSecurity:
     return replace(security, tls=wanted or implied or security.api_key_env is not None)
 
 
+def issuer_tenants(value: str | None) -> dict[str, tuple[str, ...]]:
+    """``AGENTLEDGER_OIDC_ISSUERS`` (inline JSON or a ``.json`` file's path), as the tenants
+    each issuer is bound to: every entry names them (``"tenants": ["acme"]``)."""
+    if not value or not value.strip():
+        return {}
+    try:
+        raw = json.loads(value if value.lstrip().startswith("[") else Path(value).read_text())
+        return {str(entry["issuer"]): bound_tenants(entry) for entry in raw}
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise ConfigError(f"{ISSUERS_VARIABLE}: {exc}") from None
+
+
+def bound_tenants(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    """The tenants one issuer entry may speak for (sub-tenants included); required."""
+    tenants = entry.get("tenants")
+    if not isinstance(tenants, list) or not tenants:
+        raise ValueError(f"issuer {entry.get('issuer')!r}: name the tenants it speaks for")
+    if not all(isinstance(t, str) and t.strip() for t in tenants):
+        raise ValueError(f"issuer {entry.get('issuer')!r}: tenants must be tenant ids")
+    return tuple(tenants)
+
+
 def _limits() -> dict[str, QueueLimits]:
     found = {}
     for kind in KINDS:
@@ -257,6 +284,7 @@ def from_environment() -> Settings:
         ),
         issuer_key=_optional_path("AGENTLEDGER_ISSUER_KEY"),
         issuer_name=env("AGENTLEDGER_ISSUER_NAME") or "agentledger-local",
+        issuer_tenants=issuer_tenants(env(ISSUERS_VARIABLE)),
         retrieval=retrieval_mode(env("AGENTLEDGER_RETRIEVAL")),
         model_providers=model_providers(env(PROVIDERS_VARIABLE)),
     )

@@ -130,16 +130,20 @@ class Issuer:
         *,
         run_id: str,
         text: str,
+        reply_to: int | None = None,
         on_behalf_of: VerifiedCaller | None = None,
         ttl: timedelta = ASSERTION_TTL,
     ) -> str:
-        """``subject`` sent exactly ``text`` to ``run_id``, now."""
-        claims = {
+        """``subject`` sent exactly ``text`` to ``run_id``, now, in answer to the message
+        ``reply_to`` (the seq of the ``reply_awaited`` event the run waits on)."""
+        claims: dict[str, Any] = {
             "sub": subject,
             "aud": reply_audience(run_id),
             "digest": reply_digest(text),
             "decision": "reply",
         }
+        if reply_to is not None:
+            claims["reply_to"] = reply_to
         return self._sign(_on_behalf(claims, on_behalf_of), ttl)
 
     def _sign(self, claims: dict[str, Any], ttl: timedelta) -> str:

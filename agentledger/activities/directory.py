@@ -4,12 +4,13 @@ Identity is the directory's to say, never a payload's. A run's requester must be
 their directory entry (checked in ``prepare_run``); an approval lists the directory's approvers
 when it is requested, and an approver's roles and tenant are read again when they decide, so a
 role revoked in between is honoured; so is a signing key revoked in between (the worker's
-``AGENTLEDGER_REVOKED_KEYS``).
+``AGENTLEDGER_REVOKED_KEYS``). An external issuer a decision or reply was signed on behalf of
+speaks only for the tenants the worker binds it to (``tenants`` in ``AGENTLEDGER_OIDC_ISSUERS``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -38,9 +39,15 @@ def check_requester(ledger: Ledger, claimed: Principal) -> None:
 
 
 class DirectoryActivities(DirectorySteps):
-    def __init__(self, ledger: Ledger, revoked_keys: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        revoked_keys: frozenset[str] = frozenset(),
+        issuer_tenants: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self._ledger = ledger
         self._revoked_keys = revoked_keys
+        self._issuer_tenants = dict(issuer_tenants or {})
 
     def all(self) -> list[Callable[..., object]]:
         return [self.eligible_approvers, self.look_up_principal]
@@ -60,4 +67,7 @@ class DirectoryActivities(DirectorySteps):
         return DirectoryEntry(
             principal=self._ledger.get_principal(params.user_id),
             key_revoked=params.key_id in self._revoked_keys,
+            issuer_tenants=(
+                None if params.issuer is None else self._issuer_tenants.get(params.issuer, ())
+            ),
         )

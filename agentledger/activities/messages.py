@@ -71,11 +71,15 @@ class LookUpPrincipalInput(_Message):
     user_id: str
     key_id: str | None = None
     """The key that signed the decision: the worker says whether it has been revoked since."""
+    issuer: str | None = None
+    """The foreign issuer speaking for the subject: the worker says which tenants it binds."""
 
 
 class DirectoryEntry(_Message):
     principal: Principal | None
     key_revoked: bool = False
+    issuer_tenants: tuple[str, ...] | None = None
+    """The tenants the asked ``issuer`` may speak for (``None``: none was asked)."""
 
 
 class AppendInput(_Message):

@@ -1,10 +1,11 @@
 """Who is asking: bearer tokens verified against configured issuers, mapped to a ``Principal``.
 
 A token is accepted only if an issuer we trust signed it with an asymmetric key from that
-issuer's JWKS, for our audience, inside its ``nbf``/``exp`` window. The local issuer (the
-embedded stack's own key) vouches only for *who*: roles and tenant come from the ledger's
-directory, as they do for the workflow. An external OIDC issuer vouches for tenant and roles
-through the claims its configuration names.
+issuer's JWKS, for our audience, inside its ``nbf``/``exp`` window. Every issuer vouches only for
+*who*: roles and tenant come from the ledger's directory, as they do for the workflow. The local
+issuer (the embedded stack's own key) speaks for the whole directory; an external OIDC issuer
+only for the tenants its configuration binds it to (``tenants``), and the tenant and roles its
+token claims (the claims its configuration names) may narrow the directory's, never disagree.
 """
 
 from __future__ import annotations
@@ -18,20 +19,21 @@ from typing import Any
 import jwt
 
 from agentledger.api.problems import unauthenticated
-from agentledger.domain.principal import Principal
+from agentledger.config import ISSUERS_VARIABLE, bound_tenants
+from agentledger.domain.principal import Principal, claim_problem, tenant_covers
 from agentledger.errors import ConfigError
 from agentledger.identity import API_AUDIENCE, VerifiedCaller
 
 ALGORITHMS = ("EdDSA", "ES256", "ES384", "RS256", "RS384", "RS512", "PS256")
 """Asymmetric only: a shared-secret (HS*) token could be minted by anyone holding the secret."""
 LEEWAY_SECONDS = 30
-ISSUERS_VARIABLE = "AGENTLEDGER_OIDC_ISSUERS"
 
 
 @dataclass(frozen=True)
 class TrustedIssuer:
-    """One issuer whose tokens the API accepts. ``directory``: the subject is looked up in the
-    ledger's directory (the local issuer); otherwise tenant and roles are read from claims."""
+    """One issuer whose tokens the API accepts; its subject is looked up in the ledger's
+    directory. ``directory``: the local issuer, which speaks for anyone there; otherwise only
+    for the directory's people of ``tenants``, and its tenant and roles claims must agree."""
 
     issuer: str
     audience: str = API_AUDIENCE
@@ -40,6 +42,8 @@ class TrustedIssuer:
     tenant_claim: str = "tenant"
     roles_claim: str = "roles"
     directory: bool = False
+    tenants: tuple[str, ...] = ()
+    """The tenants (sub-tenants included) an external issuer may speak for: nobody else."""
 
 
 @dataclass(frozen=True)
@@ -123,26 +127,44 @@ class Authenticator:
 
     def _caller(self, trusted: TrustedIssuer, claims: dict[str, Any]) -> Caller:
         subject = str(claims["sub"])
-        if trusted.directory:
-            principal = self._directory(subject)
-            if principal is None:
-                raise unauthenticated(f"subject {subject!r} is not in the directory")
-        else:
-            principal = _from_claims(trusted, subject, claims)
+        entry = self._directory(subject)
+        if not trusted.directory:
+            entry = _bound(trusted, subject, entry, claims)
+        if entry is None:
+            raise unauthenticated(f"subject {subject!r} is not in the directory")
         jti = claims.get("jti")
-        return Caller(principal, subject, trusted.issuer, str(jti) if jti else None)
+        return Caller(entry, subject, trusted.issuer, str(jti) if jti else None)
 
 
-def _from_claims(trusted: TrustedIssuer, subject: str, claims: dict[str, Any]) -> Principal:
-    tenant = claims.get(trusted.tenant_claim)
+def _bound(
+    trusted: TrustedIssuer, subject: str, entry: Principal | None, claims: dict[str, Any]
+) -> Principal:
+    """An external issuer speaks for a directory ``entry`` only inside its tenants (whether the
+    subject is unknown or another tenant's is not told: one answer for both), and only with
+    claims that narrow the directory's (its tenant, or a sub-tenant; roles it holds)."""
+    if entry is None or not any(tenant_covers(t, entry.tenant_id) for t in trusted.tenants):
+        raise unauthenticated(
+            f"issuer {trusted.issuer!r} does not speak for {subject[:200]!r}", "issuer-not-bound"
+        )
+    problem = claim_problem(_claimed(trusted, entry, claims), entry)
+    if problem is not None:
+        raise unauthenticated(
+            f"the token's claims disagree with the directory: {problem}", "claims-disagree"
+        )
+    return entry
+
+
+def _claimed(trusted: TrustedIssuer, entry: Principal, claims: dict[str, Any]) -> Principal:
+    """Who the token says ``entry`` is (a claim it does not make says nothing)."""
+    tenant = claims.get(trusted.tenant_claim, entry.tenant_id)
     roles = claims.get(trusted.roles_claim, [])
     if not isinstance(tenant, str) or not tenant:
-        raise unauthenticated(f"the token carries no {trusted.tenant_claim!r} claim")
+        raise unauthenticated(f"the {trusted.tenant_claim!r} claim is not a tenant id")
     if isinstance(roles, str):
         roles = roles.split()
     if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
         raise unauthenticated(f"the {trusted.roles_claim!r} claim is not a list of roles")
-    return Principal(user_id=subject, tenant_id=tenant, roles=frozenset(roles))
+    return Principal(user_id=entry.user_id, tenant_id=tenant, roles=frozenset(roles))
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -155,8 +177,8 @@ def bearer_token(authorization: str | None) -> str | None:
 
 
 def issuers_from(value: str | None) -> list[TrustedIssuer]:
-    """``AGENTLEDGER_OIDC_ISSUERS``: a JSON list of {issuer, audience, jwks_file | jwks_url,
-    tenant_claim, roles_claim}, inline or as the path of a ``.json`` file."""
+    """``AGENTLEDGER_OIDC_ISSUERS``: a JSON list of {issuer, tenants, audience, jwks_file |
+    jwks_url, tenant_claim, roles_claim}, inline or as the path of a ``.json`` file."""
     if not value or not value.strip():
         return []
     try:
@@ -177,4 +199,5 @@ def _issuer(entry: dict[str, Any]) -> TrustedIssuer:
         jwks_url=entry.get("jwks_url"),
         tenant_claim=entry.get("tenant_claim", "tenant"),
         roles_claim=entry.get("roles_claim", "roles"),
+        tenants=bound_tenants(entry),
     )

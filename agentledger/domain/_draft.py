@@ -13,25 +13,21 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from agentledger.domain.assertions import spent_after
 from agentledger.domain.errors import InconsistentEvent
 from agentledger.domain.events import (
     ApprovalExpired,
     ApprovalGranted,
     ApprovalRejected,
     ApprovalRequested,
-    ConversationClosed,
     DecisionRejected,
     EvidenceRecorded,
-    ReplyAwaited,
-    ReplyRefused,
     ToolCallAuthorised,
     ToolCallDenied,
     ToolReceiptRecorded,
-    UserReplied,
 )
 from agentledger.domain.state import (
     ApprovalOutcome,
-    AwaitedReply,
     BudgetUsed,
     CompletedAction,
     EvidenceRef,
@@ -39,7 +35,6 @@ from agentledger.domain.state import (
     Observation,
     PendingApproval,
     RejectedOption,
-    Turn,
     WorkingState,
     bounded_summary,
     fact_key,
@@ -257,6 +252,8 @@ def apply_approval_decision(
         expires_at=pending.expires_at,
         content=getattr(event, "content", None),
     )
+    spent = spent_after(f["spent_assertions"], getattr(event, "assertion", None), event.recorded_at)
+    f["spent_assertions"] = spent
     if decision != "granted":
         d.reject(
             event.seq,
@@ -265,44 +262,3 @@ def apply_approval_decision(
             getattr(event, "reason", "") or f"approval {decision}",
         )
         d.settle_proposal(pending.proposal.tool)
-
-
-def apply_conversation(
-    d: Draft, event: ReplyAwaited | UserReplied | ReplyRefused | ConversationClosed
-) -> None:
-    match event:
-        case ReplyAwaited():
-            _reply_awaited(d, event)
-        case UserReplied():
-            _user_replied(d, event)
-        case ReplyRefused():
-            d.f["reply_refusals"] += 1
-        case ConversationClosed():
-            d.f["awaiting"] = None
-
-
-def _reply_awaited(d: Draft, event: ReplyAwaited) -> None:
-    """The agent's message (a question, or an answer open to follow-ups) and the wait for the
-    customer's."""
-    if d.f["awaiting"] is not None:
-        raise InconsistentEvent("reply_awaited while already awaiting a reply")
-    d.f["awaiting"] = AwaitedReply.trusted(
-        seq=event.seq, reason=event.reason, step=event.step, deadline=event.deadline
-    )
-    d.f["conversation"].append(
-        Turn.trusted(seq=event.seq, role="agent", text=event.message, at=event.recorded_at)
-    )
-
-
-def _user_replied(d: Draft, event: UserReplied) -> None:
-    """The customer's message. A reply to a question resumes the step that asked; a follow-up
-    after an answer starts again from the graph's entry."""
-    awaited = d.f["awaiting"]
-    if awaited is None:
-        raise InconsistentEvent("user_replied while no reply was awaited")
-    d.f["awaiting"] = None
-    if awaited.reason == "follow_up":
-        d.f["at_step"] = None
-    d.f["conversation"].append(
-        Turn.trusted(seq=event.seq, role="user", text=event.text, at=event.recorded_at)
-    )

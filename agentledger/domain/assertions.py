@@ -9,11 +9,18 @@ key's private half cannot approve or speak for a customer, whatever id they clai
 
 The signature is checked by the workflow with the pinned key; everything the assertion *says* is
 checked here, purely, against the run's clock (``now`` comes from the workflow).
+
+An assertion is single-use: the run keeps the token id (``jti``) of every assertion it accepted
+(``WorkingState.spent_assertions``, folded from the decisions and replies that recorded them)
+for as long as the assertion could still be valid, and refuses it again as
+``assertion_replayed``. A reply's assertion also names the question it answers (``reply_to``,
+the ``reply_awaited`` event's seq), so a reply read from history answers nothing else.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Collection, Mapping
+from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import ValidationError
@@ -21,7 +28,7 @@ from pydantic import ValidationError
 from agentledger.domain._model import Frozen
 from agentledger.domain.approvals import ApprovalRefusal
 from agentledger.domain.canonical import sha256_hex
-from agentledger.domain.principal import canonical_user_id
+from agentledger.domain.principal import Principal, canonical_user_id, tenant_covers
 
 ALGORITHM = "EdDSA"
 """JWS ``alg`` of every assertion: Ed25519 (RFC 8037), deterministic and small."""
@@ -58,6 +65,8 @@ class AssertionClaims(Frozen):
     """When a service signed on behalf of a caller it verified: the caller token's issuer..."""
     obo_jti: str | None = None
     """...and its id, so the decision traces back to the login that made it."""
+    reply_to: int | None = None
+    """A reply's: the seq of the ``reply_awaited`` event whose question it answers."""
 
 
 class VerifiedAssertion(Frozen):
@@ -94,6 +103,8 @@ class Expected(Frozen):
     decision: Literal["approve", "reject", "reply"]
     what: str
     """How refusals name what it is for: ``approval apr_7``, ``this run's replies``."""
+    reply_to: int | None = None
+    """A reply's: the question the run awaits an answer to (``None``: not checked)."""
 
 
 def refused(reason: str, detail: str) -> ApprovalRefusal:
@@ -110,19 +121,32 @@ def parse_claims(payload: object) -> AssertionClaims | ApprovalRefusal:
 
 
 def claims_refusal(
-    claims: AssertionClaims, key: TrustedKey, expected: Expected, now: datetime
+    claims: AssertionClaims,
+    key: TrustedKey,
+    expected: Expected,
+    now: datetime,
+    spent: Collection[str] = (),
 ) -> ApprovalRefusal | None:
-    """``None`` when ``claims`` (signed with ``key``) say exactly what is ``expected``, now."""
+    """``None`` when ``claims`` (signed with ``key``) say exactly what is ``expected``, now, and
+    were not accepted before (``spent``: the token ids the run accepted)."""
     if claims.iss != key.issuer:
         return refused("wrong_issuer", f"signed with {key.kid}, a key of {key.issuer!r} only")
     if claims.aud != expected.audience:
         return refused("wrong_audience", f"the assertion is not for {expected.what}")
+    if claims.jti in spent:
+        return refused("replayed", f"assertion {claims.jti[:64]!r} was already used; sign again")
     if claims.digest != expected.digest:
         return refused(
             "wrong_digest", f"the assertion is about something else than {expected.what}"
         )
     if claims.decision != expected.decision:
         return refused("wrong_decision", f"the assertion says {claims.decision}")
+    if expected.reply_to is not None and claims.reply_to != expected.reply_to:
+        return refused(
+            "wrong_question",
+            f"the reply answers message #{claims.reply_to}, not #{expected.reply_to} (the "
+            "question the run waits on)",
+        )
     return _time_refusal(claims, int(now.timestamp()))
 
 
@@ -145,6 +169,30 @@ def subject_refusal(claims: AssertionClaims, claimed_id: str) -> ApprovalRefusal
     return None
 
 
+def foreign_speaker(
+    assertion: VerifiedAssertion | None, keys: Collection[TrustedKey]
+) -> str | None:
+    """The issuer that speaks for the assertion's subject when it is none of the run's own
+    (a service signed on behalf of a caller another issuer vouched for); ``None`` otherwise."""
+    if assertion is None:
+        return None
+    speaker = assertion.on_behalf_of_issuer or assertion.issuer
+    return None if speaker in {k.issuer for k in keys} else speaker
+
+
+def issuer_refusal(
+    speaker: str, entry: Principal, bound: Collection[str]
+) -> ApprovalRefusal | None:
+    """A foreign ``speaker`` speaks only for the directory's people of the tenants it is bound
+    to (``bound``, the worker's configuration): anyone else is refused."""
+    if any(tenant_covers(tenant, entry.tenant_id) for tenant in bound):
+        return None
+    return refused(
+        "foreign_issuer",
+        f"{speaker!r} does not speak for {entry.user_id} (tenant {entry.tenant_id!r})",
+    )
+
+
 def verified(claims: AssertionClaims, key: TrustedKey) -> VerifiedAssertion:
     return VerifiedAssertion(
         subject=claims.sub,
@@ -154,3 +202,20 @@ def verified(claims: AssertionClaims, key: TrustedKey) -> VerifiedAssertion:
         on_behalf_of_issuer=claims.obo_iss,
         on_behalf_of_token_id=claims.obo_jti,
     )
+
+
+def spent_after(
+    spent: Mapping[str, datetime], assertion: VerifiedAssertion | None, at: datetime
+) -> dict[str, datetime]:
+    """The token ids a run has accepted, after accepting ``assertion`` at ``at``: each kept
+    until the latest moment the assertion could still be valid (``MAX_LIFETIME_SECONDS`` after
+    an ``iat`` at most ``CLOCK_SKEW_SECONDS`` ahead of ``at``), then dropped, since an expired
+    assertion is refused anyway. Bounded by lifetime, never by the state's window."""
+    if assertion is None:
+        return dict(spent)
+    kept = {jti: until for jti, until in spent.items() if until > at}
+    kept[assertion.token_id] = at + _LIVES_AT_MOST
+    return kept
+
+
+_LIVES_AT_MOST = timedelta(seconds=MAX_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS)

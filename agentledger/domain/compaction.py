@@ -88,8 +88,9 @@ def context_state(state: WorkingState, keep_last: int = 25) -> WorkingState:
 
     Pending approvals, facts and errors are kept whole; long histories (receipts, decisions,
     refusals, evidence, conversation turns) are cut to their latest entries, so the payload of
-    a step stays flat however long the run grows. The full state stays in the workflow and the
-    ledger.
+    a step stays flat however long the run grows. The token ids of the assertions the run
+    accepted are the workflow's to check, not the model's to see. The full state stays in the
+    workflow and the ledger.
     """
     return state.model_copy(
         update={
@@ -98,5 +99,6 @@ def context_state(state: WorkingState, keep_last: int = 25) -> WorkingState:
             "rejected_options": state.rejected_options[-keep_last:],
             "evidence": state.evidence[-2 * keep_last :],
             "conversation": state.conversation[-2 * keep_last :],
+            "spent_assertions": {},
         }
     )

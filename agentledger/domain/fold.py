@@ -15,10 +15,10 @@ from agentledger.domain._draft import (
     apply_approval_decision,
     apply_approval_requested,
     apply_authorised,
-    apply_conversation,
     apply_evidence,
     apply_receipt,
 )
+from agentledger.domain._draft_replies import apply_conversation
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.errors import (
     EventAfterEnd,

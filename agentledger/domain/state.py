@@ -213,6 +213,9 @@ class WorkingState(Frozen):
     """Delegations to child runs, by child run id (``domain.handoffs``)."""
     archived: Archive | None = None
     """Set once a compaction bounded the state (``domain.window``): what left it, by digest."""
+    spent_assertions: dict[str, datetime] = Field(default_factory=dict)
+    """Token ids of the assertions this run accepted, each until it could no longer be valid:
+    a decision or reply is taken once (``domain.assertions.spent_after``). Never windowed."""
 
     def facts(self) -> dict[str, Any]:
         """The state as compaction records it. Fields added for conversations and step graphs
@@ -265,7 +268,15 @@ class WorkingState(Frozen):
         return earlier
 
 
-_LATER_FIELDS = ("at_step", "awaiting", "conversation", "reply_refusals", "handoffs", "archived")
+_LATER_FIELDS = (
+    "at_step",
+    "awaiting",
+    "conversation",
+    "reply_refusals",
+    "handoffs",
+    "archived",
+    "spent_assertions",
+)
 
 
 def fact_key(resource_id: str | None, name: str) -> str:

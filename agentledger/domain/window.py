@@ -9,7 +9,8 @@ thing the gate still needs of them (the arguments of settled writes).
 
 Everything current stays whole: verified facts, resources, unresolved errors, pending approvals,
 unused grants, rejected approvals (a person's refusal of that exact proposal still binds),
-running delegations, the latest output of each delegation, each tool's latest observation.
+running delegations, the latest output of each delegation, each tool's latest observation, and
+the token ids of accepted assertions (``spent_assertions``: bounded by their lifetime instead).
 
 The fold makes the same cut at the same event, so ``project`` of a whole log, ``project`` from its
 latest compaction and the state a run carries all agree.

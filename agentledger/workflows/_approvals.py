@@ -19,10 +19,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from agentledger.activities.messages import (
-        EligibleApproversInput,
-        LookUpPrincipalInput,
-    )
+    from agentledger.activities.messages import EligibleApproversInput
     from agentledger.activities.surface import DirectorySteps
     from agentledger.domain import events as ev
     from agentledger.domain.approvals import (
@@ -36,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
         Expected,
         VerifiedAssertion,
         approval_audience,
-        refused,
+        foreign_speaker,
     )
     from agentledger.domain.decisions import ToolCallProposal
     from agentledger.domain.elicitation import ElicitationRequest
@@ -44,11 +41,15 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.state import ApprovalOutcome
     from agentledger.workflows.messages import ApprovalDecision, ApprovalResult
 
-from agentledger.workflows._assertions import check_assertion
+from agentledger.workflows._assertions import SINGLE_USE_PATCH, check_assertion
 from agentledger.workflows._core import RETRY, Run
+from agentledger.workflows._directory import (
+    DIRECTORY_TIMEOUT,
+    directory_refusal,
+    look_up_principal,
+)
 from agentledger.workflows._tracing import OUTCOME, of_run, span
 
-DIRECTORY_TIMEOUT = timedelta(seconds=30)
 # Runs recorded before the directory decided who approves trusted the decision's principal.
 DIRECTORY_PATCH = "approvers-from-directory"
 
@@ -119,28 +120,17 @@ class ApprovalDesk:
             return self._decide_as_recorded(decision)
         if decision.approver is not None:
             await self._refuse(decision, PRINCIPAL_CLAIMED, decision.claimed_id())
-        proven = self._proven(decision)
+        proven = self._proven(decision, once=workflow.patched(SINGLE_USE_PATCH))
         if isinstance(proven, ApprovalRefusal):
             await self._refuse(decision, proven, decision.claimed_id())
         approver_id = proven.subject if proven is not None else decision.approver_id
-        found = await workflow.execute_activity_method(
-            DirectorySteps.look_up_principal,
-            LookUpPrincipalInput(
-                user_id=approver_id, key_id=proven.key_id if proven is not None else None
-            ),
-            start_to_close_timeout=DIRECTORY_TIMEOUT,
-            retry_policy=RETRY,
-        )
-        if found.key_revoked:
-            revoked = refused("key_revoked", "the key that signed this decision was revoked")
-            await self._refuse(decision, revoked, approver_id)
-        if found.principal is None:
-            unknown = ApprovalRefusal(
-                reason_code="unknown_approver",
-                detail=f"{approver_id!r} is not in the directory",
-            )
-            await self._refuse(decision, unknown, approver_id)
+        foreign = foreign_speaker(proven, self._run.manifest.trusted_keys)
+        found = await look_up_principal(approver_id, proven, foreign)
+        refusal = directory_refusal(found, approver_id, foreign)
+        if refusal is not None:
+            await self._refuse(decision, refusal, approver_id)
         approver = found.principal
+        assert approver is not None
         refusal = self._policy_refusal(decision, approver) or eligibility_refusal(
             self._run.state, decision.approval_id, approver.user_id
         )
@@ -149,9 +139,12 @@ class ApprovalDesk:
         self._refuse_if_ended()
         return self._record(decision, approver, entry=approver, proven=proven)
 
-    def _proven(self, decision: ApprovalDecision) -> VerifiedAssertion | ApprovalRefusal | None:
+    def _proven(
+        self, decision: ApprovalDecision, *, once: bool
+    ) -> VerifiedAssertion | ApprovalRefusal | None:
         """Who the decision's assertion proves decided; ``None`` for a run whose manifest pins
-        no keys (frozen before decisions were signed: it takes the id it is sent)."""
+        no keys (frozen before decisions were signed: it takes the id it is sent). ``once``: an
+        assertion the run accepted before is refused (``assertion_replayed``)."""
         run = self._run
         keys = run.manifest.trusted_keys
         if not keys:
@@ -170,6 +163,7 @@ class ApprovalDesk:
             expected,
             claimed_id=decision.approver_id,
             now=workflow.now(),
+            spent=run.state.spent_assertions if once else (),
         )
 
     def _decide_as_recorded(self, decision: ApprovalDecision) -> ApprovalResult:
@@ -280,7 +274,7 @@ class ApprovalDesk:
             raise ValueError(f"approval {decision.approval_id} is no longer pending")
         if decision.approver is not None:
             raise ValueError(PRINCIPAL_CLAIMED.detail)
-        proven = self._proven(decision)
+        proven = self._proven(decision, once=True)  # validators do not run on replay
         if isinstance(proven, ApprovalRefusal):
             raise ValueError(proven.detail)
         approver_id = proven.subject if proven is not None else decision.claimed_id()

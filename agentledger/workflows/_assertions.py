@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Collection
 from datetime import datetime
 
 from temporalio import workflow
@@ -32,6 +33,10 @@ with workflow.unsafe.imports_passed_through():
         verified,
     )
 
+SINGLE_USE_PATCH = "assertions-single-use"
+"""Runs recorded before an assertion was single-use (and a reply bound to its question) took a
+replayed one; the approval and reply handlers judge them as they ran when they replay."""
+
 MAX_ASSERTION_CHARS = 4096
 """An Ed25519 JWS with these claims is well under 1 kB; anything larger is not one."""
 
@@ -45,8 +50,10 @@ def check_assertion(
     *,
     claimed_id: str,
     now: datetime,
+    spent: Collection[str] = (),
 ) -> VerifiedAssertion | ApprovalRefusal:
-    """Who ``token`` proves said what is ``expected`` now, or why it proves nothing."""
+    """Who ``token`` proves said what is ``expected`` now, or why it proves nothing (``spent``:
+    the token ids the run already accepted; one of them again is ``assertion_replayed``)."""
     if not token:
         return refused("missing", "this run takes only what a trusted issuer signed")
     if len(token) > MAX_ASSERTION_CHARS:
@@ -58,7 +65,9 @@ def check_assertion(
     claims = parse_claims(payload)
     if isinstance(claims, ApprovalRefusal):
         return claims
-    refusal = claims_refusal(claims, key, expected, now) or subject_refusal(claims, claimed_id)
+    refusal = claims_refusal(claims, key, expected, now, spent) or subject_refusal(
+        claims, claimed_id
+    )
     return refusal or verified(claims, key)
 
 

@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.assertions import (
         Expected,
         VerifiedAssertion,
+        foreign_speaker,
         reply_audience,
         reply_digest,
     )
@@ -34,8 +35,13 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.steps import await_reply, close_conversation, final_answer
     from agentledger.workflows.messages import Reply, ReplyResult
 
-from agentledger.workflows._assertions import check_assertion
+from agentledger.workflows._assertions import SINGLE_USE_PATCH, check_assertion
 from agentledger.workflows._core import Run
+from agentledger.workflows._directory import directory_refusal, look_up_principal
+
+# Runs recorded before external issuers were bound to tenants took a reply signed on behalf of
+# any issuer's caller without asking the directory.
+ISSUERS_PATCH = "issuers-bound-to-tenants"
 
 
 class Conversation:
@@ -84,9 +90,16 @@ class Conversation:
         # An update can arrive before the run method has started (the first task of a run that
         # continued as new): wait for the state it carries before judging the reply.
         await workflow.wait_condition(lambda: run.state.status != "new")
-        proven = self._proven(reply)
+        once = workflow.patched(SINGLE_USE_PATCH)
+        proven = self._proven(reply, once=once)
         if isinstance(proven, ReplyRefusal):
             await self._refuse(reply, proven)
+        if await self._spoken_for(reply, proven):
+            # The state may have moved on while the directory answered: judge the assertion
+            # again (a copy sent meanwhile may have been taken first).
+            proven = self._proven(reply, once=once)
+            if isinstance(proven, ReplyRefusal):
+                await self._refuse(reply, proven)
         sender = proven.subject if proven is not None else reply.principal_id
         refusal = reply_refusal(run.state, run.manifest_or_none, sender, reply.text)
         if refusal is not None:
@@ -103,18 +116,36 @@ class Conversation:
         )
         return ReplyResult(seq=run.state.last_seq, reply_id=reply_id)
 
-    def _proven(self, reply: Reply) -> VerifiedAssertion | ReplyRefusal | None:
+    async def _spoken_for(self, reply: Reply, proven: VerifiedAssertion | None) -> bool:
+        """Whether the directory was asked about a foreign issuer speaking for the sender; the
+        reply is refused (``assertion_foreign_issuer``) when it may not speak for them."""
+        manifest = self._run.manifest_or_none
+        keys = manifest.trusted_keys if manifest is not None else ()
+        foreign = foreign_speaker(proven, keys)
+        if proven is None or foreign is None or not workflow.patched(ISSUERS_PATCH):
+            return False
+        found = await look_up_principal(proven.subject, proven, foreign)
+        refusal = directory_refusal(found, proven.subject, foreign, "unknown_sender")
+        if refusal is not None:
+            await self._refuse(reply, ReplyRefusal(**refusal.model_dump()))
+        return True
+
+    def _proven(self, reply: Reply, *, once: bool) -> VerifiedAssertion | ReplyRefusal | None:
         """Who the reply's assertion proves sent it; ``None`` for a run whose manifest pins no
-        keys (frozen before replies were signed: it takes the id it is sent)."""
+        keys (frozen before replies were signed: it takes the id it is sent). ``once``: an
+        assertion the run accepted before is refused, and one for another question than the
+        one awaited (a reply with nothing awaited is refused as ``not_waiting``)."""
         run = self._run
         manifest = run.manifest_or_none
         if manifest is None or not manifest.trusted_keys:
             return None
+        awaited = run.state.awaiting
         expected = Expected(
             audience=reply_audience(run.state.run_id or run.rec.run_id),
             digest=reply_digest(reply.text),
             decision="reply",
             what="this run's replies",
+            reply_to=awaited.seq if once and awaited is not None else None,
         )
         found = check_assertion(
             reply.assertion,
@@ -122,6 +153,7 @@ class Conversation:
             expected,
             claimed_id=reply.principal_id,
             now=workflow.now(),
+            spent=run.state.spent_assertions if once else (),
         )
         if isinstance(found, ApprovalRefusal):
             return ReplyRefusal(reason_code=found.reason_code, detail=found.detail)
@@ -147,7 +179,7 @@ class Conversation:
         run = self._run
         if run.state.status == "new":
             return  # not started (or resumed) yet: the handler judges it once it has
-        proven = self._proven(reply)
+        proven = self._proven(reply, once=True)  # validators do not run on replay
         if isinstance(proven, ReplyRefusal):
             refusal: ReplyRefusal | None = proven
         else:

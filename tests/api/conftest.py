@@ -1,7 +1,9 @@
 """API fixtures: token issuers the tests hold the keys of, and the app over the real stack.
 
 The local-issuer stand-in is an Ed25519 key made here, trusted the way ``serve`` trusts the data
-directory's issuer (subjects looked up in the directory); the external one maps claims.
+directory's issuer (it speaks for the whole directory); the external one speaks for ``acme``
+only, its claims checked against the directory. The workers bind both as the API does, as a
+deployment sets the same ``AGENTLEDGER_OIDC_ISSUERS`` on both.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,10 +23,20 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi import FastAPI
 
 from agentledger.api import API_AUDIENCE, TrustedIssuer, create_app
+from agentledger.app import Runtime
+from agentledger.devserver import DevServer
+from agentledger.domain.principal import Principal
+from bench._stack import open_stack
 from tests._temporal import Harness
 
 LOCAL = "https://local.agentledger.test"
 EXTERNAL = "https://idp.example.test"
+SEEDED_TENANTS = ("acme", "globex", "northwind")
+EXTERNAL_PEOPLE = (
+    # Directory entries for the external issuer's people: it vouches for who, not what.
+    Principal(user_id="auditor@example", tenant_id="acme", roles=frozenset({"support_agent"})),
+    Principal(user_id="curator@acme", tenant_id="acme", roles=frozenset({"memory_curator"})),
+)
 
 
 @dataclass(frozen=True)
@@ -65,9 +78,29 @@ def issuers(local: Signer, external: Signer) -> list[TrustedIssuer]:
     return [
         TrustedIssuer(issuer=local.issuer, jwks=local.jwks(), directory=True),
         TrustedIssuer(
-            issuer=external.issuer, jwks=external.jwks(), tenant_claim="org", roles_claim="groups"
+            issuer=external.issuer,
+            jwks=external.jwks(),
+            tenant_claim="org",
+            roles_claim="groups",
+            tenants=("acme",),
         ),
     ]
+
+
+@pytest.fixture
+async def harness(
+    temporal_server: DevServer, database_url: str, tmp_path: Path
+) -> AsyncIterator[Harness]:
+    """The stack, its workers binding the API's issuers to the tenants the API does."""
+    queue = f"api-{uuid.uuid4().hex[:10]}"
+    stack = await open_stack(tmp_path, temporal_server.address, database_url, queue)
+    for person in EXTERNAL_PEOPLE:
+        stack.runtime.ledger.put_principal(person)
+    bound = {LOCAL: SEEDED_TENANTS, EXTERNAL: ("acme",)}
+    stack = replace(stack, settings=replace(stack.settings, issuer_tenants=bound))
+    async with Runtime(stack.settings, stack.runtime.ledger).worker(stack.client):
+        yield stack
+    stack.runtime.ledger.engine.dispose()
 
 
 def stack_issuer(harness: Harness) -> TrustedIssuer:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 import jwt
@@ -80,7 +81,9 @@ async def test_the_local_issuer_takes_tenant_and_roles_from_the_directory(http: 
     assert "approver" in me["roles"]
 
 
-async def test_an_external_issuer_maps_its_claims(http: Http, external_signer: Signer) -> None:
+async def test_an_external_issuer_names_who_and_the_directory_says_tenant_and_roles(
+    http: Http, external_signer: Signer
+) -> None:
     token = external_signer.token("auditor@example", org="acme", groups=["support_agent"])
     client = http("")
     me = (await client.get("/api/me", headers={"Authorization": f"Bearer {token}"})).json()
@@ -91,14 +94,28 @@ async def test_an_external_issuer_maps_its_claims(http: Http, external_signer: S
         "tenant_id": "acme",
         "roles": ["support_agent"],
     }
+    silent = external_signer.token("auditor@example")  # claims nothing: the directory says
+    me = (await client.get("/api/me", headers={"Authorization": f"Bearer {silent}"})).json()
+    assert (me["tenant_id"], me["roles"]) == ("acme", ["support_agent"])
 
 
-async def test_an_external_token_without_its_tenant_claim_is_401(
-    http: Http, external_signer: Signer
+@pytest.mark.parametrize(
+    ("subject", "claims", "expected"),
+    [
+        ("nobody@example", {"org": "acme"}, "issuer-not-bound"),  # not in the directory
+        ("ops_globex", {"org": "globex"}, "issuer-not-bound"),  # another tenant's person
+        ("auditor@example", {"org": "globex"}, "claims-disagree"),
+        ("auditor@example", {"org": "acme", "groups": ["approver"]}, "claims-disagree"),
+    ],
+)
+async def test_an_external_issuer_speaks_only_for_its_tenants_and_as_the_directory_says(
+    http: Http, external_signer: Signer, subject: str, claims: dict[str, Any], expected: str
 ) -> None:
-    token = external_signer.token("auditor@example", groups=["approver"])
+    token = external_signer.token(subject, **claims)
     response = await http("").get("/api/me", headers={"Authorization": f"Bearer {token}"})
-    assert response.status_code == 401
+    assert response.status_code == 401, response.text
+    assert problem_type(response) == expected
+    assert "\n" not in response.json()["detail"]
 
 
 async def test_the_stacks_own_issuer_signs_tokens_serve_accepts(

@@ -29,7 +29,7 @@ def test_every_variable_of_the_example_environment_is_one_the_code_reads() -> No
 
 def test_the_oidc_example_is_what_serve_accepts() -> None:
     (issuer,) = issuers_from(str(SERVE / "oidc-issuers.example.json"))
-    assert issuer.jwks_url and issuer.tenant_claim == "org"
+    assert issuer.jwks_url and issuer.tenant_claim == "org" and issuer.tenants == ("acme",)
     assert (
         json.loads((SERVE / "oidc-issuers.example.json").read_text())[0]["issuer"] == issuer.issuer
     )

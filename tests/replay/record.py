@@ -13,16 +13,18 @@ import contextlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.engine import Engine
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 
 from agentledger import client_ops
 from agentledger.activities.memory import MemoryStore
 from agentledger.domain.principal import Principal
 from agentledger.errors import Refused
 from agentledger.registry import get_pack
-from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
+from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, Reply
 from bench._stack import embedded_stack
 from tests.replay._recorded import SEEDED_MEMORIES
 
@@ -141,6 +143,60 @@ async def _record_conversation(name: str) -> None:
         print(f"recorded {name}: {len(history.events)} history events")
 
 
+async def _record_single_use(name: str) -> None:
+    """A conversation whose replies are single-use and bound to their question: "red, please"
+    taken, the same signed reply copied from history and sent again (refused, replayed), a reply
+    signed on behalf of an issuer the workers bind to no tenant (refused, after asking the
+    directory), then "actually blue" and the idle close."""
+    from agentledger.identity import VerifiedCaller
+    from bench._chat_pack import CHAT, CUSTOMER
+
+    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+        order = CHAT.make_work_order("I'd like to pick a colour", CUSTOMER)
+        handle = await client_ops.start_run(
+            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
+        )
+        await client_ops.wait_for(stack.client, handle.id, pending_approval=False)
+        await client_ops.reply(
+            stack.client, handle.id, CUSTOMER.user_id, "red, please", issuer=stack.issuer
+        )
+        state = await client_ops.wait_for(stack.client, handle.id, pending_approval=False)
+        assert state.awaiting is not None, state.status
+        copied = await _accepted_reply(handle)
+        foreign = VerifiedCaller(CUSTOMER.user_id, "https://idp.unbound.test", "tok-foreign")
+        spoken_for = Reply(
+            principal_id=CUSTOMER.user_id,
+            text="green",
+            assertion=stack.issuer.reply_assertion(
+                CUSTOMER.user_id,
+                run_id=handle.id,
+                text="green",
+                reply_to=state.awaiting.seq,
+                on_behalf_of=foreign,
+            ),
+        )
+        for refused in (copied, spoken_for):
+            with contextlib.suppress(WorkflowUpdateFailedError):
+                await handle.execute_update(AgentRunWorkflow.reply, refused)
+        await client_ops.reply(
+            stack.client, handle.id, CUSTOMER.user_id, "actually blue", issuer=stack.issuer
+        )
+        await handle.result()
+        history = await handle.fetch_history()
+        (HISTORIES / f"{name}.json").write_text(history.to_json())
+        print(f"recorded {name}: {len(history.events)} history events")
+
+
+async def _accepted_reply(handle: WorkflowHandle[Any, Any]) -> Reply:
+    """The first reply update the run accepted, as anyone reading its history finds it."""
+    accepted = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
+    async for event in handle.fetch_history_events():
+        request = event.workflow_execution_update_accepted_event_attributes.accepted_request
+        if event.event_type == accepted and request.input.name == "reply":
+            return Reply.model_validate_json(request.input.args.payloads[0].data)
+    raise AssertionError("no reply in the history")
+
+
 async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     # Histories recorded by older workflow code stay checked in (they prove old runs still
@@ -162,6 +218,10 @@ async def main() -> None:
     # handoff_v1: the support agent delegating a fraud check to a read-only reviewer (a child
     # workflow, agentledger.packs.support.review; behind workflow.patched("handoffs")).
     await _record("handoff_v1", approve=True, pack="support_reviewed")
+    # v10: assertions single-use and a reply bound to its question (patch assertions-single-use),
+    # a foreign issuer's caller checked against the directory (issuers-bound-to-tenants).
+    await _record("refund_approved_v10", approve=True, forged_first=True)
+    await _record_single_use("conversation_v10")
 
 
 if __name__ == "__main__":

@@ -190,3 +190,14 @@ async def test_a_deploy_that_bumps_a_contract_version_changes_no_run_that_froze_
     else:
         denied = [e for e in replayed.events if e.kind == "tool_call_denied"]
         assert denied and denied[0].reason_code == "contract_changed", _report(problems)
+
+
+def test_the_single_use_conversation_recorded_its_refused_copy_and_foreign_reply() -> None:
+    """conversation_v10 covers both patches: the copy of a taken reply refused as replayed, a
+    reply signed for an unbound issuer's caller refused after the directory was asked."""
+    recorded = read_history(Path(__file__).with_name("histories") / "conversation_v10.json")
+    events = [recorded.events[seq] for seq in sorted(recorded.events)]
+    refused = [e.reason_code for e in events if e.kind == "reply_refused"]
+    taken = [e.text for e in events if e.kind == "user_replied"]
+    assert refused == ["assertion_replayed", "assertion_foreign_issuer"]
+    assert taken == ["red, please", "actually blue"]

@@ -173,7 +173,8 @@ async def test_a_service_signing_for_a_caller_records_the_callers_token(harness:
     run_id = await harness.start(REQUEST)
     state = await harness.until_approval_or_end(run_id)
     (approval_id,) = state.pending_approvals
-    caller = VerifiedCaller(subject="ops_lead_1", issuer="https://idp.example", token_id="tok-42")
+    # A caller of the service's own issuer (an external one must be bound: test_issuer_binding).
+    caller = VerifiedCaller(subject="ops_lead_1", issuer=harness.issuer.name, token_id="tok-42")
     await client_ops.decide(
         harness.client,
         run_id,
@@ -186,7 +187,7 @@ async def test_a_service_signing_for_a_caller_records_the_callers_token(harness:
     (granted,) = [e for e in await harness.finish(run_id) if isinstance(e, ApprovalGranted)]
     assert granted.assertion is not None
     assert (granted.assertion.on_behalf_of_issuer, granted.assertion.on_behalf_of_token_id) == (
-        "https://idp.example",
+        harness.issuer.name,
         "tok-42",
     )
 
