@@ -103,6 +103,10 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     await expect(card).to_contain_text("create_refund")
     await expect(card).to_contain_text("ord_4821")
     await expect(card.locator("time")).to_contain_text("in ")  # the countdown ticks
+    await expect(card.locator("ol.conversation")).to_contain_text(
+        f"usr_73 (request, #1): “{REQUEST}”"
+    )
+    await expect(card.locator("table.change")).to_contain_text("refundable_amount")
     await card.locator("summary").click()
     await expect(card).to_contain_text("[verified fact]")
     await page.screenshot(path=shots / "inbox.png", full_page=True)
