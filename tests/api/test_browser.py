@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, Route, async_playwright, expect
 
 from agentledger.domain.events import ContextPacketBuilt
 from bench._stack import free_port
@@ -139,3 +139,27 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     assert await omissions.count() == omitted.omission_count
     await page.screenshot(path=shots / "packet.png")
     assert all((shots / f"{name}.png").stat().st_size > 10_000 for name in SHOTS)
+
+
+async def test_the_api_docs_render_offline_under_the_pages_policy(
+    service: str, browser: Browser
+) -> None:
+    """Every request the page makes is to the service (any other is aborted, as offline), and
+    the content security policy blocks nothing Swagger UI needs."""
+    page = await (await browser.new_context(base_url=service)).new_page()
+    elsewhere: list[str] = []
+    blocked: list[str] = []
+
+    async def only_the_service(route: Route) -> None:
+        if route.request.url.startswith(service):
+            await route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            await route.abort()
+
+    await page.route("**/*", only_the_service)
+    page.on("console", lambda m: blocked.append(m.text) if "Content Security" in m.text else None)
+    await page.goto("/docs")
+    await expect(page.get_by_role("heading", level=1)).to_contain_text("agentledger 1 OAS 3.1")
+    await expect(page.locator("#swagger-ui")).to_contain_text("/api/runs/{run_id}/approvals")
+    assert elsewhere == [] and blocked == []
