@@ -104,8 +104,9 @@ class PackInstalledAfterStart(UnknownPack):
         self.source = source
         super().__init__(
             f"pack {source.name!r} ({source.target}, {source.describe()}) was installed after "
-            "this process started; a worker serves the packs installed when it started: "
-            f"restart it (`agentledger worker`, or `agentledger dev`) to serve {source.name!r}"
+            "this process started, and it serves the packs installed when it started: restart "
+            "it to serve the new one (a worker: `agentledger worker` or `agentledger dev`; the "
+            "API: `agentledger serve`)"
         )
 
 
