@@ -2,9 +2,9 @@
 to the proposal, and what the call changes (the resource's verified facts when it was proposed,
 beside what the call's receipt recorded once it ran).
 
-Before the call runs nothing can say what it *will* do but the proposal itself, so ``after`` is
-filled only from a succeeded receipt of the approved operation (``recorded``); until then an
-argument named like one of the resource's facts is shown as ``requested``.
+Before the call runs nothing can say what it *will* do, so ``after`` is filled only from a
+succeeded receipt of the approved operation (``recorded``), never predicted from the arguments
+(a refund's ``amount`` argument is not the order's ``amount`` fact).
 """
 
 from __future__ import annotations
@@ -60,49 +60,56 @@ def requested(events: list[ev.RunEvent], approval_id: str) -> ev.ApprovalRequest
 def change(
     events: list[ev.RunEvent], row: ApprovalRow, manifest: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """The resource the call is about, its facts as verified when the call was proposed, and
-    the facts the call's succeeded receipt recorded about it (``after``)."""
+    """The resource the call is about, its facts as verified when the call was proposed, the
+    facts the call's succeeded receipt recorded about it (``after``), and the limits the gate
+    held the arguments to (the contract's fact bounds, beside the facts they were held to)."""
     asked = requested(events, row.approval_id)
     upto = [e for e in events if asked is None or e.seq < asked.seq]
-    argument = _resource_argument(manifest, row.tool)
-    resource = row.arguments.get(argument) if argument else None
+    terms = _terms(manifest, row.tool)
+    argument = terms.get("resource_argument")
+    resource = row.arguments.get(argument) if isinstance(argument, str) else None
     before = _facts_about(project(upto).verified_facts.values(), resource, row.arguments)
     receipt = _receipt(events, row.operation_id)
     after = None
     if receipt is not None and receipt.status == "succeeded":
         after = _facts_about(receipt.facts, resource, row.arguments)
     names = list(dict.fromkeys([*before, *(after or {})]))
-    rows = [_row(name, before, after, row.arguments) for name in names]
     return {
         "tool": row.tool,
         "operation_id": row.operation_id,
-        "resource_argument": argument,
+        "resource_argument": argument if resource is not None else None,
         "resource_id": resource,
         "arguments": row.arguments,
-        "rows": rows,
+        "rows": [
+            {"name": n, "before": before.get(n), "after": (after or {}).get(n)} for n in names
+        ],
+        "bounds": _bounds(terms, row.arguments, before),
         "outcome": receipt.status if receipt is not None else None,
         "recorded": after is not None,
     }
 
 
-def _row(
-    name: str, before: dict[str, Any], after: dict[str, Any] | None, arguments: dict[str, Any]
-) -> dict[str, Any]:
-    requested = arguments.get(name) if after is None else None
-    return {
-        "name": name,
-        "before": before.get(name),
-        "after": after.get(name) if after is not None else None,
-        "requested": requested,
-    }
-
-
-def _resource_argument(manifest: dict[str, Any] | None, tool: str) -> str | None:
-    """The argument the tool's contract (as the run froze it) declares its resource."""
+def _terms(manifest: dict[str, Any] | None, tool: str) -> dict[str, Any]:
+    """The tool's contract terms as the run froze them (empty in manifests from before)."""
     terms = (manifest or {}).get("tool_terms") or []
     found = next((t for t in terms if isinstance(t, dict) and t.get("name") == tool), None)
-    argument = found.get("resource_argument") if found else None
-    return argument if isinstance(argument, str) else None
+    return found or {}
+
+
+def _bounds(
+    terms: dict[str, Any], arguments: dict[str, Any], before: dict[str, Any]
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "argument": b["argument"],
+            "value": arguments.get(b["argument"]),
+            "relation": b["relation"],
+            "fact": b["fact"],
+            "fact_value": before.get(b["fact"]),
+        }
+        for b in terms.get("fact_bounds") or []
+        if isinstance(b, dict)
+    ]
 
 
 def _about(fact: VerifiedFact, resource: Any, arguments: dict[str, Any]) -> bool:

@@ -16,6 +16,7 @@ from agentledger.domain import events as ev
 from agentledger.render import timeline as cli_timeline
 from tests._temporal import Harness
 from tests.api.conftest import Http, Signer
+from tests.api.test_runs_api import pending_refund
 
 AT = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 ENVELOPE: dict[str, Any] = {"run_id": "run_1", "recorded_at": AT, "manifest_hash": "sha256:m"}
@@ -116,7 +117,7 @@ async def test_the_approver_reads_the_conversation_and_what_the_call_changes(
     before = {row["name"]: row["before"] for row in change["rows"]}
     assert before["status"] == "active"
     assert all(row["after"] is None for row in change["rows"])  # nothing recorded yet
-    assert change["recorded"] is False
+    assert change["recorded"] is False and change["bounds"] == []  # a cancellation has none
 
     browser = http("")
     await browser.post("/login", data={"token": local_signer.token("billing_lead_1")})
@@ -142,3 +143,25 @@ async def recorded_change(client: httpx.AsyncClient, run_id: str) -> dict[str, A
             return dict(shown[0]["change"])
         await asyncio.sleep(0.05)
     raise AssertionError("the cancellation's receipt never reached the ledger")
+
+
+@pytest.mark.temporal
+async def test_a_refund_shows_the_limit_the_gate_holds_its_amount_to(
+    http: Http, harness: Harness
+) -> None:
+    """Arguments are never taken for what the call will do: the refund's ``amount`` is shown
+    beside the facts it is bounded by, and the order's ``amount`` fact has no "after"."""
+    run_id, approval_id = await pending_refund(http, harness)
+    (approval,) = [
+        a
+        for a in (await http("ops_lead_1").get("/api/approvals")).json()["approvals"]
+        if a["approval_id"] == approval_id and a["run_id"] == run_id
+    ]
+    change = approval["change"]
+    assert (change["resource_argument"], change["resource_id"]) == ("order_id", "ord_4821")
+    rows = {row["name"]: (row["before"], row["after"]) for row in change["rows"]}
+    assert rows["amount"] == (42.5, None) and rows["order_status"] == ("delivered_late", None)
+    assert {"argument": "amount", "value": 42.5, "relation": "at_most"}.items() <= (
+        change["bounds"][0].items()
+    )
+    assert change["bounds"][0]["fact_value"] == 42.5

@@ -107,6 +107,9 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
         f"usr_73 (request, #1): “{REQUEST}”"
     )
     await expect(card.locator("table.change")).to_contain_text("refundable_amount")
+    await expect(card.locator("ul.bounds")).to_contain_text(
+        "amount 42.5 at most refundable_amount 42.5"
+    )
     await card.locator("summary").click()
     await expect(card).to_contain_text("[verified fact]")
     await page.screenshot(path=shots / "inbox.png", full_page=True)
