@@ -85,8 +85,16 @@ def change(
         ],
         "bounds": _bounds(terms, row.arguments, before),
         "outcome": receipt.status if receipt is not None else None,
+        "receipt_view": _headline(receipt),
         "recorded": after is not None,
     }
+
+
+def _headline(receipt: Receipt | None) -> str | None:
+    """The first line of what the receipt says to people (its user view, or its error)."""
+    if receipt is None:
+        return None
+    return (receipt.user_view or receipt.error_message or receipt.status).split(" | ", 1)[0]
 
 
 def _terms(manifest: dict[str, Any] | None, tool: str) -> dict[str, Any]:

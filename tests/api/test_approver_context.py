@@ -132,6 +132,7 @@ async def test_the_approver_reads_the_conversation_and_what_the_call_changes(
     after = await recorded_change(http("billing_lead_1"), run_id)
     rows = {row["name"]: (row["before"], row["after"]) for row in after["rows"]}
     assert rows["status"] == ("active", "cancelled")
+    assert after["outcome"] == "succeeded" and "sub_1002" in after["receipt_view"]
     await harness.client.get_workflow_handle(run_id).terminate("test done")
 
 

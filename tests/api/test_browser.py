@@ -121,6 +121,7 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     await expect(page.locator("#run-status")).to_have_text("completed", timeout=30_000)
     await expect(page.locator("#h-approvals + ul")).to_contain_text("granted")
     await expect(page.locator("#h-approvals + ul")).to_contain_text("requester_cannot_approve")
+    await expect(page.locator("#h-approvals + ul")).to_contain_text("the call ran (“Refund rf_")
     await expect(page.locator("li.verified")).to_contain_text(
         f"verified signature of {harness.issuer.name}"
     )
