@@ -23,6 +23,7 @@ from playwright.async_api import Browser, Page, Route, async_playwright, expect
 from agentledger.domain.events import ContextPacketBuilt
 from bench._stack import free_port
 from tests._temporal import Harness
+from tests.api.test_docs_offline import swagger_installed as swagger_installed  # the fixture
 
 CHROMIUM = os.environ.get("AGENTLEDGER_CHROMIUM", "/usr/bin/chromium")
 DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -146,7 +147,7 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
 
 
 async def test_the_api_docs_render_offline_under_the_pages_policy(
-    service: str, browser: Browser
+    swagger_installed: None, service: str, browser: Browser
 ) -> None:
     """Every request the page makes is to the service (any other is aborted, as offline), and
     the content security policy blocks nothing Swagger UI needs."""
