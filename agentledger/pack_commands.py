@@ -138,6 +138,6 @@ async def new(settings: Settings, args: argparse.Namespace) -> int:
 
     target = scaffold_pack(args.name, Path(args.path) if args.path else None)
     say(f"created pack {args.name!r} in {target}/")
-    say(f"  pip install -e {target}   # registers entry point {args.name!r} (agentledger.packs)")
-    say(f"  agentledger run {args.name} ... --user ...   # with a worker running")
+    say(f"  pip install -e '{target}[test]'   # registers entry point {args.name!r}, and pytest")
+    say(f"  agentledger run {args.name} ... --user ...   # with a worker started after the install")
     return 0

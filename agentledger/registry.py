@@ -32,6 +32,7 @@ from agentledger.errors import AgentLedgerError, ConfigError
 __all__ = [
     "BUILT_IN_PACKS",
     "ENTRY_POINT_GROUP",
+    "PackInstalledAfterStart",
     "PackLoadError",
     "PackSource",
     "UnknownPack",
@@ -91,6 +92,21 @@ class PackLoadError(UnknownPack, AgentLedgerError):
         self.cause = cause
         super().__init__(
             f"pack {source.name!r} ({source.target}, {source.describe()}) cannot be loaded: {cause}"
+        )
+
+
+class PackInstalledAfterStart(UnknownPack):
+    """A pack installed after this process read the installed packs: a running worker serves
+    the packs installed when it started (their tables, scripted models and tools are set up
+    then), so it must be restarted to serve this one."""
+
+    def __init__(self, source: PackSource) -> None:
+        self.source = source
+        super().__init__(
+            f"pack {source.name!r} ({source.target}, {source.describe()}) was installed after "
+            "this process started, and it serves the packs installed when it started: restart "
+            "it to serve the new one (a worker: `agentledger worker` or `agentledger dev`; the "
+            "API: `agentledger serve`)"
         )
 
 
@@ -159,6 +175,9 @@ def get_pack(name: str) -> Pack:
     Only a pack that loaded is cached."""
     source = next((s for s in pack_sources() if s.name == name), None)
     if source is None:
+        late = next((s for s in _read_entry_points() if s.name == name), None)
+        if late is not None and late.problem is None:
+            raise PackInstalledAfterStart(late)
         raise UnknownPack(f"unknown pack {name!r}; installed: {', '.join(pack_names())}")
     if source.problem is not None:
         raise PackLoadError(source, source.problem)
@@ -184,6 +203,12 @@ def _load(source: PackSource) -> Pack:
 
 @cache
 def _entry_point_sources() -> tuple[PackSource, ...]:
+    """The entry points as this process first read them (``rediscover`` reads them again)."""
+    return _read_entry_points()
+
+
+def _read_entry_points() -> tuple[PackSource, ...]:
+    importlib.invalidate_caches()
     found: dict[tuple[str, str], PackSource] = {}
     for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = point.dist

@@ -20,8 +20,43 @@ def _signed(assertion: VerifiedAssertion | None) -> str:
     return f" (signed by {assertion.issuer}, key {assertion.key_id[:8]})"
 
 
+def message_of(event: ev.RunEvent) -> tuple[str, str, str | None] | None:
+    """``(sender, text, reason)`` of a conversation event: the agent's question or answer, the
+    customer's reply, a refused reply (its would-be sender) and the closing message."""
+    match event:
+        case ev.ReplyAwaited():
+            return "agent", event.message, event.reason
+        case ev.UserReplied():
+            return event.principal_id, event.text, None
+        case ev.ReplyRefused():
+            return event.attempted_by, event.detail, event.reason_code
+        case ev.ConversationClosed():
+            return "agent", event.message, event.reason
+        case _:
+            return None
+
+
+def _conversation(event: ev.RunEvent) -> str | None:
+    message = message_of(event)
+    if message is None:
+        return None
+    sender, text, reason = message
+    match event:
+        case ev.ReplyAwaited():
+            verb = "asked" if reason == "question" else "answered"
+            return f'{sender} {verb} ({reason}): "{text}"'
+        case ev.UserReplied():
+            return f'{sender} replied: "{text}"{_signed(event.assertion)}'
+        case ev.ReplyRefused():
+            return f"reply by {sender} refused, {reason}: {text}"
+        case _:
+            return f'closed ({reason}): "{text}" (by {sender})'
+
+
 def summarize(event: ev.RunEvent) -> str:
     """One short line per event: what happened, with the ids that matter."""
+    if (said := _conversation(event)) is not None:
+        return said
     match event:
         case ev.RunStarted():
             return f'{event.work_order.principal.user_id} asked: "{event.work_order.request_text}"'

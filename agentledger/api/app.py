@@ -15,6 +15,7 @@ from agentledger.api import live, routes_admin, routes_memory, routes_runs, ui
 from agentledger.api.access import ApiContext
 from agentledger.api.audit import DenialLog
 from agentledger.api.auth import Authenticator, TrustedIssuer
+from agentledger.api.docs import install_docs
 from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit, PageHeaders
 from agentledger.api.problems import ApiProblem, install_handlers, problem_response
 from agentledger.identity import Issuer
@@ -40,7 +41,9 @@ def create_app(
     """``signer``: the issuer that signs decisions and replies for verified callers (its key
     must be one the workers' runs trust); ``secure_cookies``: mark the session cookies
     ``Secure`` (behind TLS)."""
-    app = FastAPI(title="agentledger", version="1", description=DESCRIPTION)
+    app = FastAPI(
+        title="agentledger", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None
+    )
     app.state.context = ApiContext(
         ledger=ledger,
         client=client,
@@ -57,6 +60,7 @@ def create_app(
     for router in (*routers, ui.router):
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    install_docs(app)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(PageHeaders)
     return app

@@ -83,15 +83,15 @@ _PAGE_HEADERS = [
 
 
 class PageHeaders:
-    """Pages (the UI and the login form) may run only this origin's script and never be framed
-    (clickjacking an Approve button); approvals and tokens are never cached."""
+    """Pages (the UI, the login form and the API's docs) may run only this origin's script and
+    never be framed (clickjacking an Approve button); approvals and tokens are never cached."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
-        if not (path.startswith("/ui/") or path in ("/login", "/logout")):
+        if not (path.startswith("/ui/") or path in ("/login", "/logout", "/docs")):
             await self.app(scope, receive, send)
             return
 

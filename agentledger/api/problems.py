@@ -10,7 +10,8 @@ ApiProblem
  ├── 403 forbidden, csrf-failed, and the workflow's refusals (requester-cannot-approve, …)
  ├── 404 not-found
  ├── 409 not-pending, digest-mismatch, expired, conflict
- └── 503 unavailable (Temporal or the database cannot be reached)
+ └── 503 unavailable (Temporal or the database cannot be reached), pack-installed-after-start
+         (a pack installed after the service started: restart it to serve the pack)
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from agentledger.activities.ledger import RunFilter
-from agentledger.api import actions, views
+from agentledger.api import actions, proposals, views
 from agentledger.api.access import Ctx, Who, clearance_of, is_staff, scope_of, visible_run
 from agentledger.api.problems import PROBLEM_RESPONSES, ApiProblem
 
@@ -143,7 +143,7 @@ def run_approvals(ctx: Ctx, caller: Who, run_id: Id) -> dict[str, Any]:
     rows = ctx.ledger.approvals(status=None, run_id=run_id)
     events = ctx.ledger.read(run_id)
     return {
-        "approvals": [views.approval_view(r) for r in rows],
+        "approvals": proposals.approvals_in_context(ctx.ledger, rows),
         "decisions": views.decisions(events),
         "refused_attempts": views.refusals(events),
     }
@@ -182,7 +182,7 @@ def inbox(
     rows = ctx.ledger.approvals(status=status, tenant_id=caller.principal.tenant_id)
     if not is_staff(caller):
         rows = [r for r in rows if r.requested_by == caller.principal.user_id]
-    return {"approvals": [views.approval_view(r) for r in rows]}
+    return {"approvals": proposals.approvals_in_context(ctx.ledger, rows)}
 
 
 @router.get("/me", summary="Who the token says the caller is", tags=["identity"])

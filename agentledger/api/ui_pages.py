@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentledger.activities.ledger import RunRow
-from agentledger.api import views
+from agentledger.api import proposals, views
 from agentledger.api.access import ApiContext, is_staff
 from agentledger.api.auth import Caller
 from agentledger.domain.fold import project
@@ -17,10 +17,10 @@ def inbox_items(ctx: ApiContext, caller: Caller) -> list[dict[str, Any]]:
     if not is_staff(caller):
         rows = [r for r in rows if r.requested_by == caller.principal.user_id]
     items = []
-    for row in rows:
-        state = project(ctx.ledger.read(row.run_id))
+    for shown in proposals.approvals_in_context(ctx.ledger, rows):
+        state = project(ctx.ledger.read(shown["run_id"]))
         request = state.work_order.request_text if state.work_order else ""
-        items.append({**views.approval_view(row), **views.grounds(state), "request": request})
+        items.append({**shown, **views.grounds(state), "request": request})
     return items
 
 
@@ -33,9 +33,9 @@ def run_page(ctx: ApiContext, row: RunRow) -> dict[str, Any]:
         "timeline": views.timeline(events),
         "packets": views.packet_index(events),
         "receipts": views.receipts(events),
-        "approvals": [
-            views.approval_view(a) for a in ctx.ledger.approvals(status=None, run_id=row.run_id)
-        ],
+        "approvals": proposals.approvals_in_context(
+            ctx.ledger, ctx.ledger.approvals(status=None, run_id=row.run_id)
+        ),
         "refusals": views.refusals(events),
         "decisions": views.decisions(events),
         "manifest": ctx.ledger.get_manifest_body(row.manifest_hash),

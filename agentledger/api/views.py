@@ -16,7 +16,7 @@ from agentledger.domain import events as ev
 from agentledger.domain.context.items import Sensitivity
 from agentledger.domain.fold import project
 from agentledger.domain.state import WorkingState
-from agentledger.render import summarize
+from agentledger.render import message_of, summarize
 
 
 def run_summary(row: RunRow) -> dict[str, Any]:
@@ -64,10 +64,13 @@ def grounds(state: WorkingState) -> dict[str, Any]:
 
 
 def timeline(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
+    """One row per event; a conversation's rows also carry who wrote, what and why
+    (``sender``, ``text``, ``reason``; ``None`` on other rows)."""
     rows, step = [], None
     for event in events:
         if isinstance(event, ev.StepStarted):
             step = event.step
+        sender, text, reason = message_of(event) or (None, None, None)
         rows.append(
             {
                 "seq": event.seq,
@@ -75,6 +78,9 @@ def timeline(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
                 "step": step,
                 "recorded_at": event.recorded_at.isoformat(),
                 "summary": summarize(event),
+                "sender": sender,
+                "text": text,
+                "reason": reason,
             }
         )
     return rows

@@ -2,8 +2,12 @@
 
 A pack is an agent profile, its tools, its step graph, its policies, its system of record and
 its models. ``AgentPack(...).build()`` returns the runtime's ``Pack`` (the same port object the
-built-in packs are), so nothing in the runtime changes to run it; register it as
-``AGENTLEDGER_PACKS=name=module:PACK``.
+built-in packs are), so nothing in the runtime changes to run it. Register it as every
+installed pack is, by an entry point of its distribution (in its ``pyproject.toml``:
+``[project.entry-points."agentledger.packs"] name = "module:PACK"``), then ``pip install`` it
+(``AGENTLEDGER_PACKS=name=module:PACK`` is for ad hoc use). A running worker serves the packs
+installed when it started: restart the worker after installing one (a run of a pack installed
+since fails at once, saying so).
 
 Declaring a pack::
 

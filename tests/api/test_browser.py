@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, Route, async_playwright, expect
 
 from agentledger.domain.events import ContextPacketBuilt
 from bench._stack import free_port
 from tests._temporal import Harness
+from tests.api.test_docs_offline import swagger_installed as swagger_installed  # the fixture
 
 CHROMIUM = os.environ.get("AGENTLEDGER_CHROMIUM", "/usr/bin/chromium")
 DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -103,6 +104,13 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     await expect(card).to_contain_text("create_refund")
     await expect(card).to_contain_text("ord_4821")
     await expect(card.locator("time")).to_contain_text("in ")  # the countdown ticks
+    await expect(card.locator("ol.conversation")).to_contain_text(
+        f"usr_73 (request, #1): “{REQUEST}”"
+    )
+    await expect(card.locator("table.change")).to_contain_text("refundable_amount")
+    await expect(card.locator("ul.bounds")).to_contain_text(
+        "amount 42.5 at most refundable_amount 42.5"
+    )
     await card.locator("summary").click()
     await expect(card).to_contain_text("[verified fact]")
     await page.screenshot(path=shots / "inbox.png", full_page=True)
@@ -114,6 +122,7 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     await expect(page.locator("#run-status")).to_have_text("completed", timeout=30_000)
     await expect(page.locator("#h-approvals + ul")).to_contain_text("granted")
     await expect(page.locator("#h-approvals + ul")).to_contain_text("requester_cannot_approve")
+    await expect(page.locator("#h-approvals + ul")).to_contain_text("the call ran (“Refund rf_")
     await expect(page.locator("li.verified")).to_contain_text(
         f"verified signature of {harness.issuer.name}"
     )
@@ -135,3 +144,27 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     assert await omissions.count() == omitted.omission_count
     await page.screenshot(path=shots / "packet.png")
     assert all((shots / f"{name}.png").stat().st_size > 10_000 for name in SHOTS)
+
+
+async def test_the_api_docs_render_offline_under_the_pages_policy(
+    swagger_installed: None, service: str, browser: Browser
+) -> None:
+    """Every request the page makes is to the service (any other is aborted, as offline), and
+    the content security policy blocks nothing Swagger UI needs."""
+    page = await (await browser.new_context(base_url=service)).new_page()
+    elsewhere: list[str] = []
+    blocked: list[str] = []
+
+    async def only_the_service(route: Route) -> None:
+        if route.request.url.startswith(service):
+            await route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            await route.abort()
+
+    await page.route("**/*", only_the_service)
+    page.on("console", lambda m: blocked.append(m.text) if "Content Security" in m.text else None)
+    await page.goto("/docs")
+    await expect(page.get_by_role("heading", level=1)).to_contain_text("agentledger 1 OAS 3.1")
+    await expect(page.locator("#swagger-ui")).to_contain_text("/api/runs/{run_id}/approvals")
+    assert elsewhere == [] and blocked == []
