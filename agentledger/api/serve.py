@@ -13,9 +13,9 @@ import os
 import uvicorn
 
 from agentledger.api.app import create_app
-from agentledger.api.auth import ISSUERS_VARIABLE, TrustedIssuer, issuers_from
+from agentledger.api.auth import TrustedIssuer, issuers_from
 from agentledger.commands import start_server
-from agentledger.config import Settings
+from agentledger.config import ISSUERS_VARIABLE, Settings
 from agentledger.identity import API_AUDIENCE, Issuer, issuer_for
 from agentledger.reading import open_ledger
 from agentledger.registry import register_env_packs
