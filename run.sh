@@ -38,15 +38,18 @@ fi
 
 # Debian packages the tests drive, from the distribution's registry (a test never downloads a
 # browser): chromium for the web UI's browser tests, promtool (package prometheus) for the alert
-# rules, spin (and a C compiler for its verifiers) for the approval protocol's model. Installed
-# with apt-get where this user can; elsewhere the command to run is printed, and the tests that
-# need them skip locally and fail under CI.
+# rules, spin (and a C compiler for its verifiers) for the approval protocol's model, nginx for
+# the TLS edges in front of Temporal and the API. Installed with apt-get where this user can;
+# elsewhere the command to run is printed, and the tests that need them skip locally and fail
+# under CI.
 system_packages() {
     local need=()
     command -v chromium >/dev/null 2>&1 || need+=(chromium)
     command -v promtool >/dev/null 2>&1 || need+=(prometheus)
     command -v spin >/dev/null 2>&1 || need+=(spin)
     command -v cc >/dev/null 2>&1 || need+=(gcc)
+    # nginx: the TLS and mutual-TLS edge the tests put in front of Temporal and the API.
+    command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
     [ ${#need[@]} -eq 0 ] && return 0
     local sudo=()
     [ "$(id -u)" -eq 0 ] || sudo=(sudo -n)

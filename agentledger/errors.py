@@ -5,6 +5,8 @@ AgentLedgerError
  │    └── EvalInputInvalid an eval suite or configuration file that cannot run (unknown
  │                         pack, tool, fixture or user; unreadable or mistyped file)
  ├── ServerUnavailable    the Temporal server cannot be reached or started
+ │    └── ConnectionRefused  it answered, but the secure connection was refused (its
+ │                         certificate, its name, or this client's certificate); ``reason``
  ├── DatabaseUnavailable  the ledger database cannot be reached
  ├── NotFound             an unknown run, approval or principal
  │    └── SuiteNotFound    an eval suite that is neither shipped nor a file
@@ -28,6 +30,16 @@ class ConfigError(AgentLedgerError):
 
 class ServerUnavailable(AgentLedgerError):
     exit_code = 3
+
+
+class ConnectionRefused(ServerUnavailable):
+    """The frontend answered and TLS (or its gateway) refused: retrying cannot help."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        """``server_certificate_untrusted``, ``server_certificate_expired``,
+        ``server_name_mismatch``, ``client_certificate_refused`` or ``tls_mismatch``."""
 
 
 class DatabaseUnavailable(AgentLedgerError):

@@ -15,6 +15,7 @@ from temporalio.service import TLSConfig
 
 from agentledger.config import Settings, TemporalSecurity
 from agentledger.errors import ConfigError, ServerUnavailable
+from agentledger.temporal_tls import connection_refusal
 
 
 def connection_security(
@@ -72,6 +73,9 @@ async def connect(
                 **connection_security(settings.temporal_security),
             )
         except RuntimeError as exc:  # the SDK reports connection failures as RuntimeError
+            refusal = connection_refusal(str(exc), settings.address, settings.temporal_security)
+            if refusal is not None:
+                raise refusal from None
             last = exc
             await asyncio.sleep(0.25)
     raise ServerUnavailable(

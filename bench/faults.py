@@ -7,8 +7,9 @@ shared by all N, and a supervisor that restarts the worker. The disruptions hit 
 (SIGKILL at each point of the step; SIGSTOP for longer than the activity's timeout), the
 Temporal server (SIGKILL and restart) and the database (PostgreSQL taken down). Afterwards every
 run is checked: completed, exactly one refund row, a contiguous log, no duplicate events, and
-the same event kinds as a run without faults (the ``none`` row). Stuck runs are terminated after
-a deadline and counted as not completed. The matrix runs on SQLite and on PostgreSQL.
+the same event kinds as a run without faults (the ``none`` row). Runs still unfinished after the
+deadline (and the grace while they progress) are named stuck or slow, terminated, and counted as
+not completed. The matrix runs on SQLite and on PostgreSQL.
 
 Then ``bench.protocol_machine`` explores interleavings (runs, decisions by anyone, forgeries,
 worker kills, server restarts) for ``--examples`` examples, and spin checks the approval
@@ -18,8 +19,10 @@ protocol's model over every interleaving (``bench.protocol``).
                            [--points a,b,...] [--examples 10]
 
 Prints a table, then one JSON line with runs, completed, refund_rows, expected_refund_rows,
-duplicate_events, crash_points, ledgers (and per-point detail), state_machine_examples,
-state_machine_violations, spin_states and spin_errors.
+duplicate_events, completed_late, stuck_runs, slow_runs, incomplete_runs (each run not completed
+and what it was doing: ``bench.crash.verdicts``), crash_points, ledgers (and per-point detail),
+state_machine_examples, state_machine_violations, spin_states and spin_errors. A run still
+recovering at its point's deadline is given up to twice as long again while it progresses.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ from bench._faultdb import postgres_database
 from bench._stack import start_dev_server
 from bench.crash import crashkit, fault_pack, outages
 from bench.crash.crashkit import CrashSite, RunCheck, WorkerProcess
+from bench.crash.verdicts import Verdict
+from bench.crash.verdicts import settle as verdicts_of
 
 _OUTAGE_SECONDS = 6.0
 _STOPPED_SECONDS = 15.0  # past get_order's 10 s start-to-close timeout
@@ -146,6 +151,11 @@ class PointResult:
     checks: list[RunCheck] = field(default_factory=list)
     kills: int = 0
     seconds: float = 0.0
+    incomplete: list[Verdict] = field(default_factory=list)
+    """Every run not completed, with what it was doing: ``slow`` (recovering when the bench
+    gave up), ``stuck``, ``parked`` (waiting on a person) or ``ended``."""
+    late: int = 0
+    """Runs that completed only after the point's deadline, while they still progressed."""
 
     def row(self, baseline: tuple[str, ...]) -> dict[str, object]:
         return {
@@ -157,8 +167,12 @@ class PointResult:
             "duplicate_events": sum(c.duplicate_events for c in self.checks),
             "log_gaps": sum(c.gaps for c in self.checks),
             "same_as_no_fault": sum(c.kinds == baseline for c in self.checks),
+            "completed_late": self.late,
+            "stuck": sum(v.verdict == "stuck" for v in self.incomplete),
+            "slow": sum(v.verdict == "slow" for v in self.incomplete),
             "worker_kills": self.kills,
             "seconds": round(self.seconds, 1),
+            "incomplete": [v.row() for v in self.incomplete],
         }
 
 
@@ -183,12 +197,18 @@ async def run_point(b: Bench, point: Point, n: int) -> PointResult:
         finishing = [asyncio.create_task(_finish(b, site, r, approver, disrupted)) for r in runs]
         await point.disrupt(b, site, worker, runs, orders)
         disrupted.set()
-        _, stuck = await asyncio.wait(finishing, timeout=point.deadline)
-        for task in stuck:
+        _, unfinished = await asyncio.wait(finishing, timeout=point.deadline)
+        # Past the deadline, a run still recovering gets more time (a worker killed once per
+        # run behind one lock recovers run after run); a stuck one is named, not waited for.
+        verdicts = await verdicts_of(b.client, runs, hard_limit=2 * point.deadline)
+        late = sum(task.done() for task in unfinished)
+        for task in unfinished:
             task.cancel()
         await _terminate_unfinished(b.client, runs)
     result = PointResult(point.name, kills=worker.kills, seconds=time.perf_counter() - started)
     result.checks = [crashkit.check_run(b.ledger, r, o) for r, o in zip(runs, orders, strict=True)]
+    result.incomplete = [v for v in verdicts if v.verdict != "completed"]
+    result.late = late
     return result
 
 
@@ -215,11 +235,17 @@ async def _terminate_unfinished(client: Client, runs: list[str]) -> None:
 
 
 def _print(rows: list[dict[str, object]]) -> None:
-    columns = list(rows[0])
+    columns = [c for c in rows[0] if c != "incomplete"]
     widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in columns]
     print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)))
     for row in rows:
         print("  ".join(str(row[c]).ljust(w) for c, w in zip(columns, widths, strict=True)))
+    for row in rows:
+        for run in row["incomplete"]:  # type: ignore[attr-defined]
+            print(
+                f"  not completed: {row['crash_point']} {run['run_id']}: {run['verdict']}, "
+                f"{run['detail']}"
+            )
 
 
 async def main(
@@ -291,6 +317,10 @@ def _summary(rows: list[dict[str, object]]) -> dict[str, object]:
         "duplicate_events": total("duplicate_events"),
         "log_gaps": total("log_gaps"),
         "same_as_no_fault": total("same_as_no_fault"),
+        "completed_late": total("completed_late"),
+        "stuck_runs": total("stuck"),
+        "slow_runs": total("slow"),
+        "incomplete_runs": [v for r in crash_rows for v in r["incomplete"]],  # type: ignore[attr-defined]
         "crash_points": sorted({str(r["crash_point"]) for r in crash_rows}),
         "ledgers": sorted({str(r["ledger"]) for r in crash_rows}),
         "per_point": crash_rows,

@@ -44,6 +44,8 @@ MODEL_RETRY = RetryPolicy(
     maximum_attempts=8,
     non_retryable_error_types=["ModelConfigError", "ModelRequestRejected", "UnknownModelProvider"],
 )
+APPEND_IN_ORDER = "append-in-order"
+"""Every append carries the events not yet confirmed stored (``Run.take_outbox``)."""
 # A write nothing can reconcile (an MCP tool) is attempted once: a retry could repeat it.
 ONCE = RetryPolicy(maximum_attempts=1)
 
@@ -56,6 +58,7 @@ class Run:
         self._manifest: ExecutionManifest | None = None
         self.contracts: Mapping[str, Governed] = {}
         self.queues = ActivityQueues()
+        self._unconfirmed: list[ev.RunEvent] = []
 
     @property
     def state(self) -> WorkingState:
@@ -93,15 +96,39 @@ class Run:
         self.rec.fail(workflow.now(), reason_code, message)
 
     def take_outbox(self) -> list[ev.RunEvent]:
-        return self.rec.take_outbox()
+        """The events the next activity appends: every one not yet confirmed stored, then the
+        new ones. An update's flush may run while the main loop's activity (or a killed
+        worker's, waiting for its retry) still carries earlier events: sending those again
+        (appends are idempotent) keeps every append in order, and the ledger refuses one that
+        is not (``LedgerGap``)."""
+        new = self.rec.take_outbox()
+        if not self._in_order():
+            return new
+        self._unconfirmed.extend(new)
+        return list(self._unconfirmed)
+
+    def confirm(self, carried: list[ev.RunEvent]) -> None:
+        """An activity that carried ``carried`` completed: they, and all before them, are stored."""
+        if carried:
+            landed = max(e.seq for e in carried)
+            self._unconfirmed = [e for e in self._unconfirmed if e.seq > landed]
 
     def resend(self, outbox: list[ev.RunEvent]) -> None:
         """Events an activity carried that may not have landed go out again with the next one
-        (appends are idempotent)."""
-        self.rec.outbox = outbox + self.rec.outbox
+        (appends are idempotent); in order, they are still unconfirmed and go out anyway."""
+        if not self._in_order():
+            self.rec.outbox = outbox + self.rec.outbox
+
+    def _in_order(self) -> bool:
+        return workflow.patched(APPEND_IN_ORDER)
+
+    @property
+    def unsent(self) -> bool:
+        """Events recorded but not yet confirmed stored."""
+        return bool(self.rec.outbox or self._unconfirmed)
 
     async def flush(self) -> None:
-        if not self.rec.outbox:
+        if not self.unsent:
             return
         events = AppendInput(events=self.take_outbox())
         # A regular activity, not a local one: its input is fixed in history by the workflow
@@ -122,6 +149,7 @@ class Run:
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=RETRY,
             )
+        self.confirm(events.events)
 
     def history_too_long(self) -> bool:
         """Past the manifest's compaction thresholds (events or bytes of this execution)."""

@@ -98,6 +98,7 @@ class ToolCalls:
                 self._record_doubt(call, exc)
                 return None
             return await self._reconcile(call, exc)
+        self._run.confirm(call.outbox)
         return receipt
 
     async def _answer_elicitation(
@@ -152,13 +153,17 @@ class ToolCalls:
         """Outcome unknown: record it as in doubt, then ask the system of record."""
         run = self._run
         run.record(ev.ToolReceiptRecorded(**run.stamp(), receipt=self._doubt(call, exc)))
-        return await workflow.execute_activity_method(
+        # The failed call's outbox may not have landed; appends are idempotent, so resend it
+        # (in order, it is among the unconfirmed events too: the ledger drops the repeat).
+        asked = call.model_copy(
+            update={"outbox": call.outbox + run.take_outbox(), "now": workflow.now()}
+        )
+        receipt = await workflow.execute_activity_method(
             RunSteps.reconcile_tool,
-            # The failed call's outbox may not have landed; appends are idempotent, so resend it.
-            call.model_copy(
-                update={"outbox": call.outbox + run.take_outbox(), "now": workflow.now()}
-            ),
+            asked,
             task_queue=run.queues.tool,
             start_to_close_timeout=MODEL_TIMEOUT,
             retry_policy=RETRY,
         )
+        run.confirm(asked.outbox)
+        return receipt

@@ -263,7 +263,7 @@ class AgentRunWorkflow:
             return
         await run.flush()
         await workflow.wait_condition(workflow.all_handlers_finished)
-        while run.rec.outbox:  # a reply or an approval taken while the last flush ran
+        while run.unsent:  # a reply or an approval taken while the last flush ran
             await run.flush()
             await workflow.wait_condition(workflow.all_handlers_finished)
         carried = Continuation(
@@ -297,7 +297,7 @@ class AgentRunWorkflow:
         run = self._run
         outbox = run.take_outbox()
         try:
-            return await workflow.execute_activity_method(
+            result = await workflow.execute_activity_method(
                 RunSteps.model_step,
                 ModelStepInput(
                     run_id=run.state.run_id,
@@ -315,6 +315,8 @@ class AgentRunWorkflow:
             run.resend(outbox)
             run.fail("model_unavailable", cause(exc))
             return None
+        run.confirm(outbox)
+        return result
 
     async def _act(self, step: str, decided: CallTool | AskUser | Answer | Delegate | None) -> None:
         run = self._run
@@ -343,14 +345,14 @@ class AgentRunWorkflow:
         if proposed is None or not workflow.patched("memory-proposal-v1"):
             return
         run.record(ev.MemoryProposed(**run.stamp(), **proposed.model_dump()))
+        outbox = run.take_outbox()
         await workflow.execute_activity_method(
             MemorySteps.propose_memory,
-            ProposeMemoryInput(
-                principal=run.principal, now=workflow.now(), outbox=run.take_outbox()
-            ),
+            ProposeMemoryInput(principal=run.principal, now=workflow.now(), outbox=outbox),
             start_to_close_timeout=MODEL_TIMEOUT,
             retry_policy=RETRY,
         )
+        run.confirm(outbox)
 
     def _final_answer(self) -> str | None:
         state = self._run.state

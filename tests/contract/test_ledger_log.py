@@ -9,17 +9,23 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import insert, select
 
-from agentledger.activities.ledger import Ledger, LedgerConflict, PayloadRejected, PayloadTooLarge
+from agentledger.activities.ledger import (
+    Ledger,
+    LedgerConflict,
+    LedgerGap,
+    PayloadRejected,
+    PayloadTooLarge,
+)
 from agentledger.activities.ledger._tables import run_events
 from agentledger.domain.events import SCHEMA_VERSION, RunEvent, RunFailed
 from agentledger.domain.fold import project
 from bench.factories import RunScript, principal, refund_run
 
 
-def test_events_read_back_in_seq_order_whatever_the_append_order(ledger: Ledger) -> None:
+def test_events_read_back_in_seq_order_whatever_the_order_within_a_batch(ledger: Ledger) -> None:
     events = refund_run().events
-    ledger.append(events[10:])
     ledger.append(list(reversed(events[:10])))
+    ledger.append(events[10:])
 
     assert ledger.read("run-1") == events
     assert ledger.read("run-1", after_seq=15) == events[15:]
@@ -259,3 +265,28 @@ def test_the_indexed_columns_mirror_each_event(ledger: Ledger) -> None:
         (e.run_id, e.seq, e.kind, e.recorded_at, e.manifest_hash, e.schema_version) for e in events
     ]
     assert all(row[3].utcoffset() is not None for row in rows)
+
+
+def test_an_append_that_would_leave_a_hole_is_refused_and_writes_nothing(ledger: Ledger) -> None:
+    events = refund_run().events
+    with pytest.raises(LedgerGap) as refused:
+        ledger.append(events[10:])
+    assert (refused.value.run_id, refused.value.seq) == ("run-1", 11)
+    assert ledger.read("run-1") == [] and ledger.get_run("run-1") is None
+
+    ledger.append(events[:5])
+    with pytest.raises(LedgerGap, match="seq 7 would follow a missing seq 6"):
+        ledger.append(events[6:9])
+    assert ledger.last_seq("run-1") == 5
+
+
+def test_a_retried_batch_whose_head_is_stored_passes_and_other_runs_are_judged_alone(
+    ledger: Ledger,
+) -> None:
+    first, second = refund_run("run-a").events, refund_run("run-b").events
+    ledger.append(first[:6])
+    assert ledger.append(first[3:8] + second[:2]) == 4  # 4-6 stored already: a no-op for them
+    with pytest.raises(LedgerGap) as refused:
+        ledger.append(first[8:10] + second[3:5])  # run-b's seq 3 is missing
+    assert refused.value.run_id == "run-b"
+    assert ledger.last_seq("run-a") == 8

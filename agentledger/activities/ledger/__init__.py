@@ -9,6 +9,7 @@ from agentledger.activities.ledger._engine import build_engine
 from agentledger.activities.ledger._errors import (
     LedgerConflict,
     LedgerError,
+    LedgerGap,
     LedgerUnavailable,
     PayloadRejected,
     PayloadTooLarge,
@@ -34,6 +35,7 @@ __all__ = [
     "Ledger",
     "LedgerConflict",
     "LedgerError",
+    "LedgerGap",
     "LedgerUnavailable",
     "PayloadRejected",
     "PayloadTooLarge",

@@ -2,12 +2,15 @@
 
     LedgerError
      ├── LedgerConflict       another payload is already stored at (run_id, seq)
+     ├── LedgerGap            the batch would leave a hole: the event before its first is missing
      ├── PayloadRejected      a payload the ledger refuses to store (nothing was written)
      │    └── PayloadTooLarge the encoded payload exceeds the configured limit
      └── LedgerUnavailable    the database cannot be reached or stayed busy; retrying may succeed
 
 ``LedgerConflict`` and ``PayloadRejected`` are deterministic: retrying the same call fails the
-same way. ``LedgerUnavailable`` is transient.
+same way. ``LedgerUnavailable`` is transient, and so is ``LedgerGap``: the missing events are on
+their way in another batch (a killed worker's append waiting for its retry), and once they land
+the same call succeeds.
 """
 
 from __future__ import annotations
@@ -34,6 +37,24 @@ class LedgerConflict(LedgerError):
     def __reduce__(self) -> tuple[object, ...]:
         # Keep the error picklable across process boundaries despite the custom signature.
         return (type(self), (self.run_id, self.seq, self.detail))
+
+
+class LedgerGap(LedgerError):
+    """Appending would store ``seq`` while ``seq - 1`` of the run is not stored: refused, so no
+    reader ever sees a hole in a run's log."""
+
+    code = "ledger_gap"
+
+    def __init__(self, run_id: str, seq: int) -> None:
+        self.run_id = run_id
+        self.seq = seq
+        super().__init__(
+            f"run {run_id}: seq {seq} would follow a missing seq {seq - 1}; "
+            "the append is refused until the events before it are stored"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.run_id, self.seq))
 
 
 class PayloadRejected(LedgerError):

@@ -2,8 +2,9 @@
 
 Appends are idempotent so activities can retry freely: re-appending an event that is already
 stored is a no-op success, while a *different* event at a taken (run_id, seq) is a
-``LedgerConflict``. Each append call is one transaction covering the events and every read model
-derived from them.
+``LedgerConflict``. Appends are in order: a batch whose first event of a run does not follow one
+already stored is a ``LedgerGap`` (nothing is written), so a log never shows a hole. Each append
+call is one transaction covering the events and every read model derived from them.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from agentledger.activities.ledger._codec import (
 )
 from agentledger.activities.ledger._content import ContentStore
 from agentledger.activities.ledger._engine import build_engine, translate_unavailable
-from agentledger.activities.ledger._errors import LedgerConflict, LedgerError
+from agentledger.activities.ledger._errors import LedgerConflict, LedgerError, LedgerGap
 from agentledger.activities.ledger._migrate import upgrade
 from agentledger.activities.ledger._observer import (
     SILENT,
@@ -195,6 +196,7 @@ class Ledger(ContentStore, ReadModelQueries):
 
     def _append(self, conn: Connection, encoded: list[EncodedEvent]) -> list[RunEvent]:
         """The events stored anew (the others were already there, unchanged)."""
+        _check_follows(conn, encoded)
         # A plain executemany (no RETURNING): the driver's rowcount says how many were new.
         inserted = insert_rows(conn, [e.row for e in encoded])
         if inserted < len(encoded):
@@ -204,6 +206,27 @@ class Ledger(ContentStore, ReadModelQueries):
         nul = may_hold_nul(e.body for e in encoded)
         apply_read_models(conn, [e.event for e in encoded], clean=nul)
         return new
+
+
+def _check_follows(conn: Connection, encoded: list[EncodedEvent]) -> None:
+    """Each run's first event in the batch follows one already stored (or is its first).
+
+    Only the head is checked: a batch's own events are contiguous whenever the workflow sends
+    every event not yet confirmed, and a retried batch whose head is stored passes as a no-op.
+    """
+    heads: dict[str, int] = {}
+    for e in encoded:  # sorted by (run_id, seq): the first of each run is its head
+        heads.setdefault(e.key[0], e.key[1])
+    wanted = [(run, seq - 1) for run, seq in heads.items() if seq > 1]
+    if not wanted:
+        return
+    query = select(run_events.c.run_id, run_events.c.seq).where(
+        tuple_(run_events.c.run_id, run_events.c.seq).in_(wanted)
+    )
+    stored = {(run, seq) for run, seq in conn.execute(query)}
+    for run, before in wanted:
+        if (run, before) not in stored:
+            raise LedgerGap(run, before + 1)
 
 
 def _sorted_unique(encoded: list[EncodedEvent]) -> list[EncodedEvent]:
