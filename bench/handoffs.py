@@ -58,7 +58,8 @@ async def main(runs: int) -> dict[str, Any]:
                 times[pack].append(elapsed)
         plain_steps = steps_to_approval(stack.runtime.ledger.read(last["support"]))
         events = stack.runtime.ledger.read(last["support_reviewed"])
-        child = project(stack.runtime.ledger.read(f"{last['support_reviewed']}/handoff/1"))
+        (requested,) = [e for e in events if isinstance(e, ev.HandoffRequested)]
+        child = project(stack.runtime.ledger.read(requested.child_run_id))
     plain, reviewed = (statistics.median(times[p]) for p in times)
     reviewed_steps = steps_to_approval(events) + child.used.steps
     per_step = (plain / plain_steps, reviewed / reviewed_steps)

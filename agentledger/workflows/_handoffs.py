@@ -48,6 +48,10 @@ class ChildOutcome(BaseModel):
     used: BudgetUsed | None = None
 
 
+UNGUESSABLE_CHILD_IDS = "unguessable-child-ids"
+"""A child run's id ends in a random suffix from the parent's deterministic randomness."""
+
+
 class Handoffs:
     """Starts child runs for delegations and records how each ended."""
 
@@ -59,7 +63,7 @@ class Handoffs:
         run = self._run
         contract = run.manifest.handoff(decision.handoff)
         assert contract is not None  # after_model_step refused any other delegation
-        child_id = f"{run.state.run_id}/handoff/{len(run.state.handoffs) + 1}"
+        child_id = self._child_id()
         budget = child_budget(contract, _remaining(run))
         if min(budget.steps, budget.tokens) <= 0:
             self._refuse(contract, None, "parent_budget_exhausted", "nothing left to delegate")
@@ -91,6 +95,16 @@ class Handoffs:
             )
         )
         await self._settle(contract, child_id, budget, child)
+
+    def _child_id(self) -> str:
+        """The next child's workflow id: its parent's, its place, and a suffix from the parent's
+        deterministic randomness, so nobody can start a workflow under it first (squatting on a
+        child id would make the delegation fail). Runs from before replay as they ran."""
+        run = self._run
+        base = f"{run.state.run_id}/handoff/{len(run.state.handoffs) + 1}"
+        if not workflow.patched(UNGUESSABLE_CHILD_IDS):
+            return base
+        return f"{base}-{workflow.uuid4().hex}"
 
     async def _settle(
         self,

@@ -76,6 +76,9 @@ from agentledger.workflows._tracing import (
     step_outcome,
 )
 
+RUN_ID_IS_WORKFLOW_ID = "run-id-is-workflow-id"
+"""A new run whose input names another run id than its workflow id is refused."""
+
 
 @workflow.defn(name="AgentRun")
 class AgentRunWorkflow:
@@ -185,6 +188,12 @@ class AgentRunWorkflow:
             if problem is not None:  # refused before any activity, recorded in a size that fits
                 self._refuse(bounded_work_order(params.work_order), "work_order_refused", problem)
                 return
+        if params.run_id != workflow.info().workflow_id and workflow.patched(RUN_ID_IS_WORKFLOW_ID):
+            # The input's run id names the attempt and is what a child's origin is checked
+            # under: a starter may not borrow another run's (a delegated child's) for its own.
+            mismatch = f"the input names run {params.run_id[:200]}, not this workflow's id"
+            self._refuse(bounded_work_order(params.work_order), "run_id_mismatch", mismatch)
+            return
         self._run.queues = await self._queues(params)
         with span("agentledger.prepare", of_run(self._run, pack=params.work_order.pack)) as traced:
             try:

@@ -52,7 +52,9 @@ async def test_a_worker_killed_inside_the_childs_read_resumes_without_double_eff
         await asyncio.wait_for(client.get_workflow_handle(run_id).result(), RESULT_TIMEOUT)
 
     assert worker.kills == 1
-    parent, child = crash_ledger.read(run_id), crash_ledger.read(f"{run_id}/handoff/1")
+    parent = crash_ledger.read(run_id)
+    (requested,) = [e for e in parent if isinstance(e, ev.HandoffRequested)]
+    child = crash_ledger.read(requested.child_run_id)
     for log in (parent, child):
         assert _contiguous(log) and duplicate_events(log) == 0
     assert project(parent).status == project(child).status == "completed"

@@ -7,6 +7,8 @@ verdict gates the refund; the variants in ``handoff_packs`` break one term of th
 from __future__ import annotations
 
 import asyncio
+import re
+import uuid
 from typing import TypeVar
 
 import pytest
@@ -50,7 +52,9 @@ def _of(events: list[ev.RunEvent], kind: type[E]) -> list[E]:
 
 
 def _child(h: Harness, run_id: str, n: int = 1) -> list[ev.RunEvent]:
-    return h.runtime.ledger.read(f"{run_id}/handoff/{n}")
+    """The log of the run's ``n``-th child, by the id its parent recorded."""
+    requested = _of(h.runtime.ledger.read(run_id), ev.HandoffRequested)
+    return h.runtime.ledger.read(requested[n - 1].child_run_id)
 
 
 async def test_a_clear_verdict_lets_the_refund_through_and_the_child_is_on_the_timeline(
@@ -62,7 +66,8 @@ async def test_a_clear_verdict_lets_the_refund_through_and_the_child_is_on_the_t
 
     (requested,) = _of(events, ev.HandoffRequested)
     (completed,) = _of(events, ev.HandoffCompleted)
-    assert requested.child_run_id == completed.child_run_id == f"{run_id}/handoff/1"
+    assert requested.child_run_id == completed.child_run_id
+    assert re.fullmatch(rf"{run_id}/handoff/1-[0-9a-f]{{32}}", requested.child_run_id)
     assert (requested.handoff, requested.owner) == ("fraud_check", "risk-team")
     assert completed.output == {"verdict": "clear", "reasons": []}
     assert refund_rows(harness) == 1
@@ -85,8 +90,9 @@ async def test_the_childs_spending_is_charged_to_the_parent(harness: Harness) ->
     events = await harness.finish(run_id)
 
     child = project(_child(harness, run_id))
+    (requested,) = _of(events, ev.HandoffRequested)
     (charge,) = [e for e in _of(events, ev.BudgetCharged) if e.reason.startswith("handoff:")]
-    assert charge.reason == f"handoff:{run_id}/handoff/1"
+    assert charge.reason == f"handoff:{requested.child_run_id}"
     assert (charge.steps, charge.tool_calls, charge.tokens) == (
         child.used.steps,
         child.used.tool_calls,
@@ -122,7 +128,7 @@ async def test_output_that_fails_the_schema_is_a_typed_refusal(harness: Harness)
 
     (refused,) = _of(events, ev.HandoffRefused)
     assert refused.reason_code == "output_schema_violation"
-    assert refused.child_run_id == f"{run_id}/handoff/1"
+    assert refused.child_run_id == _of(events, ev.HandoffRequested)[0].child_run_id
     assert "maybe" in refused.detail
     assert not _of(events, ev.HandoffCompleted) and not _of(events, ev.ApprovalRequested)
     assert refund_rows(harness) == 0
@@ -186,7 +192,7 @@ async def test_cancelling_the_parent_cancels_the_child_waiting_on_approval(
     harness: Harness,
 ) -> None:
     run_id = await _start(harness, handoff_packs.REFUNDER.name)
-    child_id = f"{run_id}/handoff/1"
+    child_id = await asyncio.wait_for(_requested_child(harness, run_id), 60)
     await asyncio.wait_for(_recorded(harness, child_id), 60)
     state = await client_ops.wait_for(harness.client, child_id, pending_approval=True)
     assert state.pending_approvals
@@ -239,3 +245,33 @@ async def _recorded(h: Harness, run_id: str) -> None:
 async def _ended(h: Harness, run_id: str) -> None:
     while project(h.runtime.ledger.read(run_id)).status == "running":
         await asyncio.sleep(0.1)
+
+
+async def _requested_child(h: Harness, run_id: str) -> str:
+    """The child run id the parent recorded, once it has."""
+    while not (requested := _of(h.runtime.ledger.read(run_id), ev.HandoffRequested)):
+        await asyncio.sleep(0.1)
+    return requested[0].child_run_id
+
+
+@SQLITE
+async def test_a_workflow_squatting_on_the_childs_old_id_cannot_block_the_delegation(
+    harness: Harness,
+) -> None:
+    """Child ids were the parent's id and a counter: anyone who can start a workflow could start
+    one under the next child's id first, and the delegation would fail. Now a suffix from the
+    parent's deterministic randomness makes the id unguessable."""
+    run_id = f"run_{uuid.uuid4().hex[:12]}"
+    squatter = await harness.client.start_workflow(
+        "NoSuchWorkflow", id=f"{run_id}/handoff/1", task_queue=f"nobody-{run_id}"
+    )
+    order = get_pack("support_reviewed").make_work_order(REQUEST, harness.principal("usr_73"))
+    await client_ops.start_run(harness.client, harness.settings.task_queue, order, run_id=run_id)
+    await approve_pending(harness, run_id)
+    events = await harness.finish(run_id)
+    await squatter.terminate("test over")
+
+    (requested,) = _of(events, ev.HandoffRequested)
+    assert requested.child_run_id != squatter.id
+    assert _of(events, ev.HandoffCompleted) and not _of(events, ev.HandoffRefused)
+    assert refund_rows(harness) == 1

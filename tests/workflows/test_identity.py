@@ -175,12 +175,17 @@ def _other_tenant(p: Principal) -> Principal:
     return p.model_copy(update={"tenant_id": "globex"})
 
 
+def _self_scoped(p: Principal) -> Principal:
+    return p.model_copy(update={"scopes": p.scopes | {"refunds:write"}})
+
+
 @pytest.mark.parametrize(
     ("claim", "problem"),
     [
         (_stranger, "not in the directory"),
         (_self_promoted, "does not hold role(s) approver"),
         (_other_tenant, "does not belong to tenant"),
+        (_self_scoped, "does not hold scope(s) refunds:write"),
     ],
 )
 async def test_a_run_for_a_requester_the_directory_does_not_vouch_for_is_refused(

@@ -5,6 +5,7 @@ long-run and conversation tests' continue-as-new.)"""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 
@@ -13,8 +14,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
+from agentledger import client_ops
 from agentledger.activities.messages import ActivityQueues
-from agentledger.domain.events import RunFailed
+from agentledger.domain.events import HandoffRequested, RunFailed
 from agentledger.domain.fold import state_hash
 from agentledger.domain.handoffs import HandoffOrigin, child_work_order
 from agentledger.domain.manifest import ExecutionManifest
@@ -25,6 +27,7 @@ from agentledger.packs.support.review import FRAUD_CHECK
 from agentledger.registry import get_pack
 from agentledger.workflows import Continuation, RunInput, RunOutcome
 from tests._temporal import Harness
+from tests.workflows import handoff_packs
 from tests.workflows.test_refund_run import REQUEST, approve_pending, refund_rows
 
 pytestmark = [
@@ -167,3 +170,41 @@ async def test_a_child_run_no_parent_delegated_is_refused(harness: Harness, pare
     ended = harness.runtime.ledger.read(run_id)[-1]
     assert isinstance(ended, RunFailed) and ended.reason_code == "preparation_failed"
     assert "is not a delegation" in ended.message and "never requested" in ended.message
+
+
+async def test_a_run_borrowing_a_delegated_childs_id_for_its_input_is_refused(
+    harness: Harness,
+) -> None:
+    """A child's origin is checked under the input's run id; a starter that names the real
+    child's id (read from the parent's history) in the input of a workflow of its own, with the
+    very work order and origin the parent delegated, would be prepared as a second copy of that
+    child. The input's run id must be the workflow's own."""
+    handoff_packs.register()
+    order = get_pack("support_reviewed").make_work_order(REQUEST, harness.principal("usr_73"))
+    parent_run_id = (
+        await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    ).id
+    requested = await _delegated(harness, parent_run_id)
+    copied = child_work_order(order, FRAUD_CHECK, requested.input, requested.budget)
+    origin = HandoffOrigin(
+        parent_run_id=parent_run_id, handoff=FRAUD_CHECK.name, authority=FRAUD_CHECK.authority
+    )
+    own = f"run_{uuid.uuid4().hex[:12]}"
+
+    handle = await _start_raw(
+        harness, own, RunInput(run_id=requested.child_run_id, work_order=copied, handoff=origin)
+    )
+
+    assert (await handle.result()).status == "failed"
+    ended = harness.runtime.ledger.read(own)[-1]
+    assert isinstance(ended, RunFailed) and ended.reason_code == "run_id_mismatch"
+    assert [e.kind for e in harness.runtime.ledger.read(own)] == ["run_started", "run_failed"]
+
+
+async def _delegated(h: Harness, run_id: str) -> HandoffRequested:
+    for _ in range(600):
+        found = [e for e in h.runtime.ledger.read(run_id) if isinstance(e, HandoffRequested)]
+        if found:
+            return found[0]
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{run_id} never delegated")
