@@ -15,6 +15,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue
 
 from agentledger.domain._model import Frozen
+from agentledger.domain.approval_rule import ApprovalRule as ApprovalRule
+from agentledger.domain.approval_rule import RoleAbove as RoleAbove
 from agentledger.domain.arguments import SchemaArguments, arguments_model
 from agentledger.domain.canonical import sha256_hex
 
@@ -23,22 +25,6 @@ Risk = Literal["low", "consequential"]
 ReceiptStatus = Literal["succeeded", "failed", "in_doubt", "unknown"]
 """``in_doubt``: not settled yet, reconciliation will say; ``unknown``: settled as unknowable (a
 write nothing can reconcile lost its answer), an unresolved error a person must check."""
-
-
-class ApprovalRule(Frozen):
-    """When a human must approve: ``always``, ``never``, or above an amount argument."""
-
-    kind: Literal["always", "never", "above_amount"] = "never"
-    amount_argument: str | None = None
-    threshold: float = 0.0
-
-    def requires_approval(self, arguments: dict[str, JsonValue]) -> bool:
-        if self.kind == "always":
-            return True
-        if self.kind == "never" or self.amount_argument is None:
-            return False
-        amount = arguments.get(self.amount_argument)
-        return isinstance(amount, int | float) and float(amount) > self.threshold
 
 
 class FactBound(Frozen):

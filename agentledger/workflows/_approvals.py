@@ -72,7 +72,9 @@ class ApprovalDesk:
         run = self._run
         approval_id = f"apr_{run.state.last_seq + 1}"
         ttl = timedelta(seconds=run.manifest.approval_ttl_seconds)
-        eligible = await self._eligible_approvers() if workflow.patched(DIRECTORY_PATCH) else None
+        role = self._role_for(proposal)
+        directory = workflow.patched(DIRECTORY_PATCH)
+        eligible = await self._eligible_approvers(role) if directory else None
         run.record(
             ev.ApprovalRequested(
                 **run.stamp(),
@@ -81,7 +83,7 @@ class ApprovalDesk:
                 proposal=proposal,
                 proposal_digest=digest,
                 requested_by=run.principal.user_id,
-                approver_role=APPROVER_ROLE,
+                approver_role=role,
                 expires_at=workflow.now() + ttl,
                 elicitation=elicitation,
                 eligible_approvers=eligible,
@@ -102,12 +104,18 @@ class ApprovalDesk:
             traced.set_attribute(OUTCOME, outcome.decision)
         return outcome
 
-    async def _eligible_approvers(self) -> tuple[str, ...]:
+    def _role_for(self, proposal: ToolCallProposal) -> str:
+        """The role the call's frozen terms ask of its approver (``approver`` for tools without
+        terms, such as an MCP server's elicitation)."""
+        terms = self._run.contracts.get(proposal.tool)
+        return terms.approval.approver_role(proposal.arguments) if terms else APPROVER_ROLE
+
+    async def _eligible_approvers(self, role: str) -> tuple[str, ...]:
         principal = self._run.principal
         found = await workflow.execute_activity_method(
             DirectorySteps.eligible_approvers,
             EligibleApproversInput(
-                tenant_id=principal.tenant_id, role=APPROVER_ROLE, requested_by=principal.user_id
+                tenant_id=principal.tenant_id, role=role, requested_by=principal.user_id
             ),
             start_to_close_timeout=DIRECTORY_TIMEOUT,
             retry_policy=RETRY,

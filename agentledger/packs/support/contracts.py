@@ -7,7 +7,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agentledger.domain.tools import ApprovalRule, FactBound, ModelView, ToolContract
+from agentledger.domain.tools import ApprovalRule, FactBound, ModelView, RoleAbove, ToolContract
 from agentledger.packs.support.money import exact_amount
 
 ORDER_ID = r"^ord_[0-9]{1,12}$"
@@ -132,6 +132,8 @@ SEARCH_RETURNS_POLICY = ToolContract(
     ),
     summary_template="Policy search: {count} passages",
 )
+FINANCE_LIMIT = 250.0
+"""Refunds above this amount need a ``finance_approver`` (any currency: amounts are per order)."""
 CREATE_REFUND = ToolContract(
     name="create_refund",
     version="1.0.0",
@@ -142,7 +144,12 @@ CREATE_REFUND = ToolContract(
     risk="consequential",
     required_scope="refunds:request",
     resource_argument="order_id",
-    approval=ApprovalRule(kind="always"),
+    # Every refund is approved; one over FINANCE_LIMIT only by a finance approver.
+    approval=ApprovalRule(
+        kind="always",
+        amount_argument="amount",
+        roles_above=(RoleAbove(role="finance_approver", above=FINANCE_LIMIT),),
+    ),
     fact_bounds=(
         FactBound(argument="amount", fact="refundable_amount", relation="at_most"),
         FactBound(argument="currency", fact="currency", relation="equals"),

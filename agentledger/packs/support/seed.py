@@ -38,6 +38,12 @@ PRINCIPALS = (
         display_name="Priya Natarajan",
     ),
     Principal(
+        user_id="fin_lead_1",
+        tenant_id=TENANT,
+        roles=frozenset({"approver", "finance_approver"}),
+        display_name="Jonas Berg",
+    ),
+    Principal(
         user_id="agent_2",
         tenant_id=TENANT,
         roles=frozenset({"support_agent"}),
@@ -89,6 +95,7 @@ _ORDERS = [
         None,
         "Headphones",
     ),
+    ("ord_4900", "usr_73", "delivered", "480.00", "EUR", _t(3), _t(7), _t(15), "Standing desk"),
     ("ord_5100", "usr_88", "delivered", "120.00", "EUR", _t(2), _t(6), _t(12), "Office chair"),
     ("ord_5101", "usr_88", "cancelled", "35.00", "USD", _t(3), _t(7), None, "Cable kit"),
 ]
