@@ -8,7 +8,7 @@ import argparse
 import orjson
 from temporalio.client import Client
 
-from agentledger import client_ops
+from agentledger import client_ops, liveness
 from agentledger.activities.ledger import Ledger
 from agentledger.config import Settings
 from agentledger.domain.events import RunFailed
@@ -26,9 +26,12 @@ async def reply(settings: Settings, args: argparse.Namespace) -> int:
     refused and recorded)."""
     ledger = open_ledger(settings)
     client = await connect(settings)
-    result = await client_ops.reply(
+    # Only a worker takes a reply: without a live one it is named, not waited out.
+    queue = (await client_ops.described(client, args.run_id)).task_queue
+    sending = client_ops.reply(
         client, args.run_id, args.principal, args.text, issuer=issuer_for(settings)
     )
+    result = await liveness.watched(sending, client, queue)
     say(f"{result.reply_id} taken by {args.run_id} (#{result.seq})")
     if not args.wait:
         return 0
@@ -51,7 +54,8 @@ async def report(client: Client, state: WorkingState, ledger: Ledger) -> int:
         say(f'reply with: agentledger reply {state.run_id} "..." --as {state.principal_id}')
         return 0
     if state.status != "failed":
-        say(state.status)
+        answer = state.last_answer.answer if state.last_answer is not None else None
+        say(f"{state.status}: {answer}" if answer else state.status)
         return 0
     await client.get_workflow_handle(state.run_id).result()  # its last events are flushed
     failed = next(
