@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 _COMMANDS = {
     **{
         name: f"agentledger.commands:{name}"
-        for name in ("dev", "worker", "seed", "migrate", "run", "approve", "verify", "stop")
+        for name in ("dev", "worker", "seed", "migrate", "run", "approve", "stop")
     },
+    "verify": "agentledger.verify_command:verify",
     "demo": "agentledger.demo_command:demo",
     "reply": "agentledger.conversation_commands:reply",
     "show": "agentledger.reading:show",
