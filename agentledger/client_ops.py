@@ -24,6 +24,7 @@ from agentledger.domain.fold import project
 from agentledger.domain.limits import work_order_problem
 from agentledger.domain.state import WorkingState
 from agentledger.errors import NotFound, Refused, RunStuck, ServerUnavailable, StillRunning
+from agentledger.request_check import request_refusal
 from agentledger.workflows import (
     AgentRunWorkflow,
     ApprovalDecision,
@@ -45,8 +46,8 @@ async def start_run(
     run_id: str | None = None,
 ) -> WorkflowHandle[Any, RunOutcome]:
     run_id = run_id or f"run_{uuid.uuid4().hex[:12]}"
-    problem = work_order_problem(work_order)
-    if problem is not None:  # the run would refuse it too; say so before starting one
+    problem = work_order_problem(work_order) or request_refusal(work_order)
+    if problem is not None:  # the run would refuse (or fail) it too; say so before starting one
         raise Refused(f"work order refused: {problem}")
     return await client.start_workflow(
         "AgentRun",  # by name: the workflow takes its input raw and decodes it itself

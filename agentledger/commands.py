@@ -19,10 +19,11 @@ from agentledger.conversation_commands import report
 from agentledger.devserver import stop_dev_server
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import ModelOverride, WorkOrder
-from agentledger.errors import ConfigError, NotFound
+from agentledger.errors import ConfigError, NotFound, Refused
 from agentledger.own_server import RECORD, start_own_server
 from agentledger.reading import open_ledger, require_ledger
 from agentledger.registry import UnknownPack, get_pack
+from agentledger.request_check import request_refusal
 from agentledger.temporal_client import connect
 
 if TYPE_CHECKING:
@@ -190,10 +191,12 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
         pack = get_pack(args.pack)
     except UnknownPack as exc:
         raise ConfigError(str(exc)) from None
-    client = await connect(settings)
     work_order = with_model(
         pack.make_work_order(args.request, principal_of(runtime.ledger, args.user)), args
     )
+    if (problem := request_refusal(work_order)) is not None:  # before any server is reached
+        raise Refused(f"work order refused: {problem}")
+    client = await connect(settings)
     handle = await client_ops.start_run(client, settings.task_queue, work_order)
     say(handle.id)
     await liveness.until_taken(client, handle.id)  # no live worker: said now, not after 120 s
