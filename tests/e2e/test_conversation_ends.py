@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -20,6 +22,7 @@ pytestmark = pytest.mark.temporal
 
 CLOSING = ConversationPolicy.model_fields["closing_message"].default
 """The chat pack's closing message (the policy's default)."""
+NOW = datetime(2026, 12, 4, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -50,3 +53,40 @@ def test_a_reply_to_a_conversation_closed_unanswered_says_it_ended_and_how(
     assert "closed" in late.stderr and "unanswered" in late.stderr, late.stderr
     assert QUESTION in late.stderr
     assert CLOSING in late.stderr
+
+
+def test_how_a_conversation_closed_reads_after_a_question_and_after_an_answer() -> None:
+    from agentledger.conversation_commands import closed, ended
+    from agentledger.domain import events as ev
+
+    def asked(reason: Literal["question", "follow_up"], message: str) -> ev.ReplyAwaited:
+        return ev.ReplyAwaited(
+            run_id="run_x",
+            seq=1,
+            recorded_at=NOW,
+            manifest_hash="m",
+            reason=reason,
+            step="s",
+            message=message,
+            deadline=NOW,
+        )
+
+    close = ev.ConversationClosed(
+        run_id="run_x",
+        seq=2,
+        recorded_at=NOW,
+        manifest_hash="m",
+        reason="max_turns",
+        message="Bye for now.",
+    )
+    unanswered = closed([asked("question", QUESTION), close])
+    assert unanswered is not None and "question unanswered" in unanswered
+    assert QUESTION in unanswered and '"Bye for now."' in unanswered and "max turns" in unanswered
+    answered = closed([asked("follow_up", "You chose red."), close])
+    assert answered is not None and "after its last answer" in answered
+    assert "unanswered" not in answered and "Bye for now." in answered
+    assert closed([asked("question", QUESTION)]) is None
+    assert ended([], "run_x", "completed") == (
+        "run run_x has ended (completed); it takes no replies; start a new one with "
+        "`agentledger run`"
+    )
