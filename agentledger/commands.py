@@ -226,17 +226,13 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
 
     approver = principal_of(open_ledger(settings), args.principal)
     client = await connect(settings)
-    # The decision is signed: the run trusts the key, not the id (``agentledger.identity``).
-    result = await client_ops.decide(
-        client,
-        args.run_id,
-        args.approval_id,
-        approver.user_id,
-        issuer=issuer_for(settings),
-        approve=not args.reject,
-        reason=args.reason,
-        content=args.content,
-    )
+    queue = (await client_ops.described(client, args.run_id)).task_queue
+    # Signed: the run trusts the key, not the id; only a live worker takes it (else named).
+    deciding = client_ops.decide(
+        client, args.run_id, args.approval_id, approver.user_id, issuer=issuer_for(settings),
+        approve=not args.reject, reason=args.reason, content=args.content,
+    )  # fmt: skip
+    result = await liveness.watched(deciding, client, queue)
     say(f"{result.approval_id} {result.decision} by {approver.user_id}")
     return 0
 

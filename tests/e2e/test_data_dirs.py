@@ -139,6 +139,7 @@ def test_the_default_ports_taken_by_another_checkout_give_free_ones(
     first, second, port = tmp_path / "a", tmp_path / "b", free_port()
     ensure_dev_server(first, port=port, ui_port=None)
     monkeypatch.setattr(own_server, "DEFAULT_TEMPORAL_PORT", port)  # "7233", held by `first`
+    monkeypatch.setattr(own_server, "DEFAULT_UI_PORT", free_port())  # never the real 8233
     try:
         server, pinned = own_server.start_own_server(Settings(data_dir=second))
         assert server.started and pinned.temporal_port not in (None, port)

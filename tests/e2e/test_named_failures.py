@@ -101,3 +101,18 @@ def test_a_failed_call_to_temporal_is_a_named_error_with_what_to_do(
     assert code == 3, err
     assert "the Temporal server failed" in err and "h2 protocol error" in err
     assert "agentledger dev" in err and "unexpected" not in err
+
+
+def test_approve_after_the_worker_has_ended_says_no_live_worker_polls(
+    env: dict[str, str],
+) -> None:
+    with cli_worker(env):
+        parked = cli(env, "run", "support", "Can I get a refund for order ord_4821? It arrived "
+                     "late.", "--user", "usr_73", "--wait")  # fmt: skip
+        assert parked.returncode == 0 and "awaiting approval" in parked.stdout, parked.stderr
+    run_id, approval_id = parked.stdout.split()[0], parked.stdout.split()[3].rstrip(":")
+
+    took, out, err, code = _timed(env, "approve", run_id, approval_id, "--as", "ops_lead_1")
+    assert code == 3, (out, err)
+    assert took < NAMED_WITHIN, took
+    assert "no live worker polls task queue" in err, err
