@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 _COMMANDS = {
     **{
         name: f"agentledger.commands:{name}"
-        for name in ("dev", "worker", "seed", "migrate", "run", "approve", "verify", "stop")
+        for name in ("dev", "worker", "seed", "migrate", "run", "approve", "stop")
     },
+    "verify": "agentledger.verify_command:verify",
     "demo": "agentledger.demo_command:demo",
     "reply": "agentledger.conversation_commands:reply",
     "show": "agentledger.reading:show",
@@ -318,11 +319,25 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # anything unforeseen still gets one line, not a traceback
         if args.debug:
             raise
+        if (named := _temporal_failure(exc)) is not None:
+            print(f"agentledger: {named}", file=sys.stderr)
+            return named.exit_code
         print(
             f"agentledger: unexpected {type(exc).__name__}: {exc} (rerun with --debug)",
             file=sys.stderr,
         )
         return 1
+
+
+def _temporal_failure(exc: Exception) -> AgentLedgerError | None:
+    """A failed call to Temporal as a named error (exit 3) with what to do; ``None``: not one.
+    Looked up only once temporalio is loaded: a command that never loaded it cannot raise it."""
+    service = sys.modules.get("temporalio.service")
+    if service is None or not isinstance(exc, service.RPCError):
+        return None
+    from agentledger.liveness import rpc_failure
+
+    return rpc_failure(exc, "serving this command")
 
 
 def entrypoint() -> NoReturn:

@@ -9,22 +9,22 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 from pydantic import JsonValue
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from agentledger import liveness
 from agentledger.domain.events import EVENT_ADAPTER
 from agentledger.domain.fold import project
 from agentledger.domain.limits import work_order_problem
 from agentledger.domain.state import WorkingState
-from agentledger.errors import NotFound, Refused, RunStuck, ServerUnavailable
+from agentledger.errors import NotFound, Refused, RunStuck, ServerUnavailable, StillRunning
+from agentledger.request_check import request_refusal
 from agentledger.workflows import (
     AgentRunWorkflow,
     ApprovalDecision,
@@ -46,8 +46,8 @@ async def start_run(
     run_id: str | None = None,
 ) -> WorkflowHandle[Any, RunOutcome]:
     run_id = run_id or f"run_{uuid.uuid4().hex[:12]}"
-    problem = work_order_problem(work_order)
-    if problem is not None:  # the run would refuse it too; say so before starting one
+    problem = work_order_problem(work_order) or request_refusal(work_order)
+    if problem is not None:  # the run would refuse (or fail) it too; say so before starting one
         raise Refused(f"work order refused: {problem}")
     return await client.start_workflow(
         "AgentRun",  # by name: the workflow takes its input raw and decodes it itself
@@ -87,18 +87,13 @@ async def wait_for(
     client: Client, run_id: str, *, pending_approval: bool, timeout: float = 120.0
 ) -> WorkingState:
     """Poll the run's query until it ends or waits on its customer (or, if asked, until an
-    approval is pending)."""
+    approval is pending). No live worker, a failed RPC or the time-out: each a named error."""
     loop = asyncio.get_running_loop()
     deadline, next_check = loop.time() + timeout, loop.time() + STUCK_CHECK_SECONDS
+    queue = (await described(client, run_id)).task_queue
     while True:
-        try:
-            state = await live_state(client, run_id)
-        except RPCError as exc:  # a busy worker (live_state names a missing one)
-            timed_out = exc.status == RPCStatusCode.DEADLINE_EXCEEDED or "imeout" in exc.message
-            if not timed_out or loop.time() > deadline:
-                raise
-            continue
-        if (
+        state = await _watched_state(client, run_id, queue)
+        if state is not None and (
             state.status in ("completed", "failed")
             or state.awaiting is not None
             or (pending_approval and state.pending_approvals)
@@ -112,8 +107,30 @@ async def wait_for(
                 )
             next_check = loop.time() + STUCK_CHECK_SECONDS
         if loop.time() > deadline:
-            raise TimeoutError(f"run {run_id} did not progress within {timeout:.0f}s")
+            raise StillRunning(
+                f"run {run_id} did not reach an end, an approval or a question within "
+                f"{timeout:.0f}s; it goes on: `agentledger show {run_id}` shows where it is"
+            )
         await asyncio.sleep(0.05)
+
+
+async def _watched_state(client: Client, run_id: str, queue: str) -> WorkingState | None:
+    """The run's state, or ``None`` when the query timed out (a busy worker)."""
+    try:
+        return await liveness.watched(live_state(client, run_id), client, queue)
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.DEADLINE_EXCEEDED or "imeout" in exc.message:
+            return None
+        raise liveness.rpc_failure(exc, f"waiting for run {run_id}") from None
+
+
+async def described(client: Client, run_id: str) -> WorkflowExecutionDescription:
+    try:
+        return await client.get_workflow_handle(run_id).describe()
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            raise NotFound(f"no run {run_id} on this Temporal server") from None
+        raise liveness.rpc_failure(exc, f"looking up run {run_id}") from None
 
 
 async def decide(
@@ -283,13 +300,4 @@ def _json_payloads(payloads: Any) -> list[dict[str, Any]]:
     return [found for p in payloads.payloads if isinstance(found := orjson.loads(p.data), dict)]
 
 
-async def has_workers(client: Client, task_queue: str) -> bool:
-    """Whether any worker has polled ``task_queue`` for workflow tasks lately."""
-    described = await client.workflow_service.describe_task_queue(
-        DescribeTaskQueueRequest(
-            namespace=client.namespace,
-            task_queue=TaskQueue(name=task_queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
-    )
-    return bool(described.pollers)
+has_workers = liveness.has_workers

@@ -12,17 +12,18 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from agentledger import client_ops
+from agentledger import client_ops, liveness
 from agentledger.activities.ledger import Ledger
-from agentledger.config import KINDS, Settings
+from agentledger.config import DEFAULT_TEMPORAL_PORT, DEFAULT_UI_PORT, KINDS, Settings
 from agentledger.conversation_commands import report
-from agentledger.devserver import ensure_dev_server, stop_dev_server
-from agentledger.domain.fold import project
+from agentledger.devserver import stop_dev_server
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import ModelOverride, WorkOrder
-from agentledger.errors import ConfigError, NotFound, ServerUnavailable
+from agentledger.errors import ConfigError, NotFound, Refused
+from agentledger.own_server import RECORD, start_own_server
 from agentledger.reading import open_ledger, require_ledger
 from agentledger.registry import UnknownPack, get_pack
+from agentledger.request_check import request_refusal
 from agentledger.temporal_client import connect
 
 if TYPE_CHECKING:
@@ -37,16 +38,24 @@ LOCAL_PROVIDER = "local"
 LOCAL_MODEL = "gpt-4.1-mini"
 
 
-def start_server(settings: Settings) -> None:
-    if settings.embedded_temporal:
-        server = ensure_dev_server(
-            settings.data_dir.resolve(), port=settings.temporal_port, ui_port=settings.ui_port
-        )
-        verb = "started" if server.started else "reusing"
+def start_server(settings: Settings) -> Settings:
+    """Start (or reuse) the data directory's own embedded server, say where; ``settings``
+    pinned to its ports (unchanged for an explicit ``--temporal-address``)."""
+    if not settings.embedded_temporal:
+        return settings
+    server, settings = start_own_server(settings)
+    verb = "started" if server.started else "reusing"
+    say(
+        f"· Temporal dev server {verb} at {server.address} (UI {server.ui_url}, data in "
+        f"{settings.data_dir}/)"
+    )
+    if settings.temporal_port != DEFAULT_TEMPORAL_PORT or settings.ui_port != DEFAULT_UI_PORT:
         say(
-            f"· Temporal dev server {verb} at {server.address} (UI {server.ui_url}, data in "
-            f"{settings.data_dir}/)"
+            f"· ports {settings.temporal_port}/{settings.ui_port} (7233/8233 were taken or "
+            f"set otherwise): remembered in {settings.data_dir / RECORD}; every later command "
+            "with this data directory uses them"
         )
+    return settings
 
 
 def open_runtime(settings: Settings, *, seed: bool = False) -> Runtime:
@@ -80,7 +89,7 @@ def retrieval_line(settings: Settings) -> str:
 
 async def dev(settings: Settings, args: argparse.Namespace) -> int:
     settings = with_local_provider(settings, args).with_overrides(metrics_port=args.metrics_port)
-    start_server(settings)
+    settings = start_server(settings)
     runtime = open_runtime(settings, seed=True)
     retrieval = retrieval_line(settings)
     client = await connect(settings, runtime=observed(runtime))
@@ -107,8 +116,9 @@ async def worker(settings: Settings, args: argparse.Namespace) -> int:
     retrieval = retrieval_line(runtime.settings)
     client = await connect(runtime.settings, runtime=observed(runtime))
     workers = runtime.workers(client, kinds)
+    address = client.service_client.config.target_host
     for each in workers:
-        say(f"· worker polling task queue {each.task_queue} at {settings.address}")
+        say(f"· worker polling task queue {each.task_queue} at {address}")
     say(retrieval)
     if "workflows" in kinds and settings.trusted_keys_file is None:
         # Runs this worker prepares pin only its own data directory's key: in a fleet, every
@@ -181,17 +191,15 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
         pack = get_pack(args.pack)
     except UnknownPack as exc:
         raise ConfigError(str(exc)) from None
-    client = await connect(settings)
     work_order = with_model(
         pack.make_work_order(args.request, principal_of(runtime.ledger, args.user)), args
     )
+    if (problem := request_refusal(work_order)) is not None:  # before any server is reached
+        raise Refused(f"work order refused: {problem}")
+    client = await connect(settings)
     handle = await client_ops.start_run(client, settings.task_queue, work_order)
     say(handle.id)
-    if not await client_ops.has_workers(client, settings.task_queue):
-        raise ServerUnavailable(
-            f"run {handle.id} is started but no worker is polling task queue "
-            f"{settings.task_queue}; start one with `agentledger worker` (or `agentledger dev`)"
-        )
+    await liveness.until_taken(client, handle.id)  # no live worker: said now, not after 120 s
     if not await until_recorded(runtime, handle.id):
         say(f"note: run {handle.id} has not reached the ledger yet; `agentledger verify` says why")
     if not args.wait:
@@ -218,44 +226,14 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
 
     approver = principal_of(open_ledger(settings), args.principal)
     client = await connect(settings)
-    # The decision is signed: the run trusts the key, not the id (``agentledger.identity``).
-    result = await client_ops.decide(
-        client,
-        args.run_id,
-        args.approval_id,
-        approver.user_id,
-        issuer=issuer_for(settings),
-        approve=not args.reject,
-        reason=args.reason,
-        content=args.content,
-    )
+    queue = (await client_ops.described(client, args.run_id)).task_queue
+    # Signed: the run trusts the key, not the id; only a live worker takes it (else named).
+    deciding = client_ops.decide(
+        client, args.run_id, args.approval_id, approver.user_id, issuer=issuer_for(settings),
+        approve=not args.reject, reason=args.reason, content=args.content,
+    )  # fmt: skip
+    result = await liveness.watched(deciding, client, queue)
     say(f"{result.approval_id} {result.decision} by {approver.user_id}")
-    return 0
-
-
-async def verify(settings: Settings, args: argparse.Namespace) -> int:
-    stored = project(open_ledger(settings).read(args.run_id))
-    client = await connect(settings)
-    # From the history alone: verify starts no worker, sends no query and executes no work.
-    live = await client_ops.recorded_state(client, args.run_id)
-    stuck = await client_ops.stuck_activity(client, args.run_id)
-    ours, theirs = stored.model_dump(mode="json"), live.model_dump(mode="json")
-    differences = [key for key in ours if ours[key] != theirs.get(key)]
-    for key in differences:
-        say(f"differs: {key}\n  ledger:   {ours[key]}\n  temporal: {theirs.get(key)}")
-    if stored.last_seq < live.last_seq:
-        say(
-            f"note: the ledger holds events up to #{stored.last_seq}, Temporal up to "
-            f"#{live.last_seq} (the newest ride in an activity that has not committed yet)"
-        )
-    if stuck is not None:
-        say(f"stuck: {stuck}")
-    elif live.status == "new":
-        say("stuck: the run has recorded nothing yet")
-    if differences or stuck is not None or live.status == "new":
-        say(f"{len(differences)} field(s) differ" if differences else "the run does not match")
-        return 1
-    say("ledger projection matches the live state (as Temporal's history records it)")
     return 0
 
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 PROVIDERS_VARIABLE = "AGENTLEDGER_MODEL_PROVIDERS"
 ISSUERS_VARIABLE = "AGENTLEDGER_OIDC_ISSUERS"
+DEFAULT_TEMPORAL_PORT = 7233
+DEFAULT_UI_PORT = 8233
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,11 @@ class Settings:
     data_dir: Path = Path(".agentledger")
     database_url: str | None = None
     temporal_address: str | None = None
-    temporal_port: int = 7233
-    ui_port: int = 8233
+    temporal_port: int | None = None
+    """The embedded server's port (``AGENTLEDGER_TEMPORAL_PORT``; ``None``: the one the data
+    directory remembers, else 7233, else a free one: ``agentledger.own_server``)."""
+    ui_port: int | None = None
+    """Its web UI's port (``AGENTLEDGER_UI_PORT``; ``None``: likewise, from 8233)."""
     namespace: str = "default"
     task_queue: str = "agentledger"
     model_queue: str | None = None
@@ -118,7 +123,7 @@ class Settings:
 
     @property
     def address(self) -> str:
-        return self.temporal_address or f"127.0.0.1:{self.temporal_port}"
+        return self.temporal_address or f"127.0.0.1:{self.temporal_port or DEFAULT_TEMPORAL_PORT}"
 
     def queue_of(self, kind: str) -> str:
         """The task queue of a kind of work."""
@@ -263,8 +268,8 @@ def from_environment() -> Settings:
             env("AGENTLEDGER_DATABASE_URL") or None, env("AGENTLEDGER_DATABASE_PASSWORD_FILE")
         ),
         temporal_address=env("AGENTLEDGER_TEMPORAL_ADDRESS") or None,
-        temporal_port=_int("AGENTLEDGER_TEMPORAL_PORT", 7233),
-        ui_port=_int("AGENTLEDGER_UI_PORT", 8233),
+        temporal_port=_optional_int("AGENTLEDGER_TEMPORAL_PORT"),
+        ui_port=_optional_int("AGENTLEDGER_UI_PORT"),
         namespace=env("AGENTLEDGER_NAMESPACE", "default"),
         task_queue=env("AGENTLEDGER_TASK_QUEUE", "agentledger"),
         deployment=env("AGENTLEDGER_DEPLOYMENT") or None,

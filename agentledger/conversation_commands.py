@@ -4,15 +4,17 @@ to wait: on an approval, on its customer, or because it ended."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 import orjson
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 
-from agentledger import client_ops
+from agentledger import client_ops, liveness
 from agentledger.activities.ledger import Ledger
 from agentledger.config import Settings
-from agentledger.domain.events import RunFailed
+from agentledger.domain.events import ConversationClosed, ReplyAwaited, RunEvent, RunFailed
 from agentledger.domain.state import WorkingState
+from agentledger.errors import Refused
 from agentledger.identity import issuer_for
 from agentledger.reading import open_ledger
 from agentledger.temporal_client import connect
@@ -26,9 +28,16 @@ async def reply(settings: Settings, args: argparse.Namespace) -> int:
     refused and recorded)."""
     ledger = open_ledger(settings)
     client = await connect(settings)
-    result = await client_ops.reply(
+    described = await client_ops.described(client, args.run_id)
+    if described.status != WorkflowExecutionStatus.RUNNING:
+        status = described.status.name.lower() if described.status else "ended"
+        raise Refused(ended(ledger.read(args.run_id), args.run_id, status))
+    # Only a worker takes a reply: without a live one it is named, not waited out.
+    queue = described.task_queue
+    sending = client_ops.reply(
         client, args.run_id, args.principal, args.text, issuer=issuer_for(settings)
     )
+    result = await liveness.watched(sending, client, queue)
     say(f"{result.reply_id} taken by {args.run_id} (#{result.seq})")
     if not args.wait:
         return 0
@@ -51,7 +60,11 @@ async def report(client: Client, state: WorkingState, ledger: Ledger) -> int:
         say(f'reply with: agentledger reply {state.run_id} "..." --as {state.principal_id}')
         return 0
     if state.status != "failed":
-        say(state.status)
+        answer = state.last_answer.answer if state.last_answer is not None else None
+        say(f"{state.status}: {answer}" if answer else state.status)
+        await client.get_workflow_handle(state.run_id).result()  # its last events are flushed
+        if (closing := closed(ledger.read(state.run_id))) is not None:
+            say(closing)
         return 0
     await client.get_workflow_handle(state.run_id).result()  # its last events are flushed
     failed = next(
@@ -59,3 +72,31 @@ async def report(client: Client, state: WorkingState, ledger: Ledger) -> int:
     )
     say(f"failed: {failed.reason_code}: {failed.message}" if failed else "failed")
     return 1
+
+
+def ended(events: Sequence[RunEvent], run_id: str, status: str) -> str:
+    """What a reply to a run that has ended is told: that it ended, and how its conversation
+    closed if it did."""
+    told = f"run {run_id} has ended ({status}); it takes no replies"
+    how = closed(events)
+    return f"{told}; {how}" if how else f"{told}; start a new one with `agentledger run`"
+
+
+def closed(events: Sequence[RunEvent]) -> str | None:
+    """How the run's conversation closed (``None``: it did not), with the closing message and,
+    when nobody had answered it, the question left open."""
+    close = next((e for e in reversed(events) if isinstance(e, ConversationClosed)), None)
+    if close is None:
+        return None
+    asked = next(
+        (e for e in reversed(events) if isinstance(e, ReplyAwaited) and e.seq < close.seq), None
+    )
+    left = (
+        f'with its question unanswered ("{asked.message}")'
+        if asked is not None and asked.reason == "question"
+        else "after its last answer"
+    )
+    return (
+        f"the conversation closed ({close.reason.replace('_', ' ')}) {left}; closing "
+        f'message: "{close.message}"'
+    )

@@ -37,7 +37,7 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
     customer, with the command that answers it."""
     settings = with_local_provider(settings, args)
     pack, request, user, approver_id = _demo_of(args, settings)
-    start_server(settings)
+    settings = start_server(settings)
     runtime = open_runtime(settings, seed=True)
     say(f"· ledger: {where(runtime.ledger)}")
     client = await connect(settings)

@@ -51,6 +51,13 @@ def temporal_binary() -> str:
     return found
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now (the kernel's choice)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
 def port_open(host: str, port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.3)
@@ -73,7 +80,7 @@ def ensure_dev_server(
     ui_url = f"http://{host}:{ui_port}" if ui_port else None
     pid_file = data_dir / "temporal.pid"
     if port_open(host, port):
-        ours = _read_pid(pid_file)
+        ours = read_pid(pid_file)
         _refuse_foreign_holder(data_dir, address, port, ours)
         return DevServer(address, ui_url, ours, started=False)
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -93,19 +100,19 @@ def ensure_dev_server(
 
 def _refuse_foreign_holder(data_dir: Path, address: str, port: int, ours: int | None) -> None:
     """Raise unless whatever listens on ``port`` is this data directory's server."""
-    holder = _holder(port)
+    holder = server_holding(port)
     if holder is not None and holder[1] != (data_dir / "temporal.db").resolve():
         raise ServerUnavailable(
             f"{address} is held by the Temporal server of {holder[1].parent}/ (pid "
-            f"{holder[0]}), not of {data_dir}/; pick another port (--temporal-port or "
-            "AGENTLEDGER_TEMPORAL_PORT) or stop that one (agentledger stop --data-dir "
-            f"{holder[1].parent})"
+            f"{holder[0]}), not of {data_dir}/; unset AGENTLEDGER_TEMPORAL_PORT (this data "
+            "directory then picks a free port and remembers it) or set another, or stop that "
+            f"one (agentledger stop --data-dir {holder[1].parent})"
         )
     if holder is None and ours is None:
         raise ServerUnavailable(
             f"{address} is held by something that is not this data directory's Temporal "
-            "server; pick another port (--temporal-port or AGENTLEDGER_TEMPORAL_PORT), or "
-            "use it knowingly with --temporal-address"
+            "server; unset AGENTLEDGER_TEMPORAL_PORT (this data directory then picks a free "
+            "port) or set another, or use it knowingly with --temporal-address"
         )
 
 
@@ -131,7 +138,7 @@ def _start_dev_command(data_dir: Path, host: str, port: int, ui_port: int | None
 
 def stop_dev_server(data_dir: Path, timeout: float = 15.0) -> bool:
     """Stop the server this data directory started. Returns False if none was running."""
-    pid = _read_pid(data_dir / "temporal.pid")
+    pid = read_pid(data_dir / "temporal.pid")
     if pid is None:
         return False
     try:
@@ -165,13 +172,10 @@ def _wait_until_serving(
     )
 
 
-def _holder(port: int) -> tuple[int, Path] | None:
+def server_holding(port: int) -> tuple[int, Path] | None:
     """The pid and database of a local ``temporal server start-dev`` serving ``port``."""
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
+        argv = _argv(cmdline)
         if "start-dev" not in argv or "--db-filename" not in argv:
             continue
         if _flag(argv, "--port") == str(port):
@@ -181,11 +185,27 @@ def _holder(port: int) -> tuple[int, Path] | None:
     return None
 
 
+def server_ports(pid: int) -> tuple[int, int | None] | None:
+    """The frontend and UI ports of the dev server ``pid`` (``None``: not one, or no /proc)."""
+    argv = _argv(Path(f"/proc/{pid}/cmdline"))
+    port, ui_port = _flag(argv, "--port"), _flag(argv, "--ui-port")
+    if "start-dev" not in argv or port is None:
+        return None
+    return int(port), int(ui_port) if ui_port is not None else None
+
+
+def _argv(cmdline: Path) -> list[str]:
+    try:
+        return cmdline.read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
 def _flag(argv: list[str], name: str) -> str | None:
     return argv[argv.index(name) + 1] if name in argv[:-1] else None
 
 
-def _read_pid(pid_file: Path) -> int | None:
+def read_pid(pid_file: Path) -> int | None:
     try:
         pid = int(pid_file.read_text().strip())
     except (OSError, ValueError):

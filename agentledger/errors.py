@@ -12,6 +12,7 @@ AgentLedgerError
  │    └── SuiteNotFound    an eval suite that is neither shipped nor a file
  ├── Refused              the runtime refused the request (e.g. an approval by the requester)
  ├── RunStuck             a run keeps failing the same activity (a model endpoint that is down)
+ ├── StillRunning         a run did not reach what was waited for in time (it goes on)
  └── ConfigurationsIdentical  two eval configurations that would freeze the same manifest
 """
 
@@ -61,6 +62,10 @@ class Refused(AgentLedgerError):
 
 class RunStuck(AgentLedgerError):
     exit_code = 6
+
+
+class StillRunning(AgentLedgerError):
+    exit_code = 8
 
 
 class EvalInputInvalid(ConfigError):

@@ -58,9 +58,15 @@ async def connect(
 ) -> Client:
     """Connect with the pydantic converter; retry briefly while a fresh server finishes booting.
 
+    The embedded server is the data directory's own, on the ports it remembers; a port another
+    data directory's server holds is refused (``agentledger.own_server``).
+
     ``runtime``: a Temporal runtime with telemetry (``observability.metrics.temporal_runtime``),
     which the workers built on this client share; ``None``: the SDK's default runtime.
     """
+    from agentledger.own_server import own_settings  # not at import: it reads the devserver
+
+    settings = own_settings(settings)
     last: Exception | None = None
     for _ in range(attempts):
         try:

@@ -15,6 +15,7 @@ from agentledger.activities.ledger import RunFilter
 from agentledger.api import actions, proposals, views
 from agentledger.api.access import Ctx, Who, clearance_of, is_staff, scope_of, visible_run
 from agentledger.api.problems import PROBLEM_RESPONSES, ApiProblem
+from agentledger.domain.request_limit import MAX_REQUEST_CHARS
 
 router = APIRouter(prefix="/api", tags=["runs"], responses=PROBLEM_RESPONSES)
 Id = Annotated[str, Field(min_length=1, max_length=200)]
@@ -26,7 +27,7 @@ class _Body(BaseModel):
 
 class StartRun(_Body):
     pack: str = Field("support", min_length=1, max_length=100)
-    request: str = Field(min_length=1, max_length=20_000)
+    request: str = Field(min_length=1, max_length=MAX_REQUEST_CHARS)
 
 
 class ReplyBody(_Body):

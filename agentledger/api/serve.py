@@ -39,7 +39,7 @@ def trusted_issuers(issuer: Issuer) -> list[TrustedIssuer]:
 async def serve(settings: Settings, args: argparse.Namespace) -> int:
     register_env_packs(settings.extra_packs)
     ledger = open_ledger(settings)
-    start_server(settings)  # the embedded one, reused if `dev` already started it
+    settings = start_server(settings)  # the embedded one, reused if `dev` already started it
     client = await connect(settings)
     signer = issuer_for(settings)
     issuers = trusted_issuers(signer)

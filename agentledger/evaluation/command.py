@@ -34,7 +34,7 @@ async def evaluate(settings: Settings, args: argparse.Namespace) -> int:
         raise EvalInputInvalid(f"--repeat must be at least 1, not {args.repeat}", "bad_repeat")
     source = load_suite(args.suite, limit=args.limit)
     configs = resolve_pair(list(args.manifest or []), source.suite.pack)
-    start_server(settings)
+    settings = start_server(settings)
     if settings.database_url is not None:
         say("· the eval's runs use a ledger of their own, not AGENTLEDGER_DATABASE_URL's")
     report = await run_eval(settings, source, configs, args.repeat, progress=True)

@@ -37,6 +37,7 @@ def eval_settings(settings: Settings, eval_id: str) -> Settings:
     return replace(
         settings,
         data_dir=settings.data_dir / "evals" / eval_id,
+        temporal_address=settings.address,  # the parent directory's server, knowingly
         database_url=None,
         task_queue=f"eval-{eval_id}",
         model_queue=None,

@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from agentledger import client_ops, commands
+from agentledger import client_ops, verify_command
 from agentledger.domain.fold import project
 from agentledger.errors import ServerUnavailable
 from agentledger.registry import get_pack
@@ -28,14 +28,14 @@ async def test_the_history_and_the_ledger_project_the_same_finished_run(
     recorded = await client_ops.recorded_state(harness.client, run_id)
     assert recorded == project(events)
     assert recorded.status == "completed"
-    assert await commands.verify(harness.settings, argparse.Namespace(run_id=run_id)) == 0
+    assert await verify_command.verify(harness.settings, argparse.Namespace(run_id=run_id)) == 0
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_a_run_no_worker_ever_picked_up_does_not_match(harness: Harness) -> None:
     order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
     handle = await client_ops.start_run(harness.client, "a-queue-nobody-polls", order)
-    verdict = await commands.verify(harness.settings, argparse.Namespace(run_id=handle.id))
+    verdict = await verify_command.verify(harness.settings, argparse.Namespace(run_id=handle.id))
     with pytest.raises(ServerUnavailable, match="no worker is polling task queue a-queue-nobody"):
         await client_ops.live_state(harness.client, handle.id)
     await handle.terminate("test over")

@@ -25,7 +25,7 @@ def candidates_from_state(
     tenant = state.work_order.principal.tenant_id if state.work_order else None
     items = list(instructions)
     if state.work_order is not None:
-        items.append(_request(state.run_id, state.work_order, since))
+        items.append(request_item(state.run_id, state.work_order, since))
     items.extend(_evidence(ref, tenant, since) for ref in state.evidence)
     errors = sorted(state.unresolved_errors.items())
     items.extend(_error(state.run_id, e, tenant, since) for _, e in errors)
@@ -33,7 +33,7 @@ def candidates_from_state(
     return items
 
 
-def _request(run_id: str, order: WorkOrder, since: datetime) -> ContextItem:
+def request_item(run_id: str, order: WorkOrder, since: datetime) -> ContextItem:
     """The request is a user claim: data to act on, never an instruction to obey."""
     return ContextItem.make(
         id=f"request:{run_id}",
