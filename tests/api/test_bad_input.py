@@ -111,3 +111,14 @@ async def test_pages_without_a_session_go_to_the_login_form(http: Http) -> None:
     assert response.status_code == 303 and response.headers["location"] == "/login"
     refused = await http("").post("/login", data={"token": "not-a-token"})
     assert refused.status_code == 401 and re.search("Refused", refused.text)
+
+
+async def test_a_decision_takes_only_true_or_false_for_approve(http: Http) -> None:
+    """Not "yes", 1 or "false" read as a boolean: an approval is not guessed from a string."""
+    ops = http("ops_lead_1")
+    for spelled in ("yes", 1, "true", "false", 0, None):
+        response = await ops.post(
+            "/api/runs/run_nope/approvals/apr_1/decision", json={"approve": spelled}
+        )
+        assert response.status_code == 422, spelled
+        assert problem_type(response) == "invalid-request"
