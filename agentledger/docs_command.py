@@ -21,7 +21,7 @@ from agentledger.activities.retrieval import (
 )
 from agentledger.config import Settings
 from agentledger.domain.principal import tenant_covers
-from agentledger.errors import ConfigError, NotFound, Refused
+from agentledger.errors import ConfigError, NotFound, Refused, in_words
 
 say = print
 
@@ -62,7 +62,7 @@ async def docs_add(settings: Settings, args: argparse.Namespace) -> int:
             approved_by=approver or None,
         )
     except (RetrievalError, ValueError) as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
+        raise ConfigError(f"{path}: {in_words(exc)}") from exc
     finally:
         engine.dispose()
     state = f"approved by {doc.approved_by}" if doc.approved_by else "draft (not yet searchable)"

@@ -34,7 +34,7 @@ from agentledger.domain.assertions import (
     reply_audience,
     reply_digest,
 )
-from agentledger.errors import ConfigError
+from agentledger.errors import ConfigError, in_words
 
 API_AUDIENCE = "agentledger-api"
 """The audience of tokens that authenticate a caller to ``agentledger serve``."""
@@ -213,7 +213,7 @@ def trusted_keys(settings: Settings) -> tuple[TrustedKey, ...]:
     try:
         document = json.loads(configured.read_text())
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"{KEYS_VARIABLE}={configured}: {exc}") from None
+        raise ConfigError(f"{KEYS_VARIABLE}={configured}: {in_words(exc)}") from None
     return keys_from_jwks(document, f"{KEYS_VARIABLE}={configured}")
 
 
