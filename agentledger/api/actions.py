@@ -153,9 +153,23 @@ def add_policy(
 def approve_policy(
     ctx: ApiContext, caller: Caller, tenant_id: str, document_id: str, revision: str
 ) -> PolicyDocument:
+    """Approved by the verified caller, with an assertion the API's issuer signs for them (as
+    it signs a run's approvals), bound to the revision's content and kept with it."""
+    retriever, who = _retriever(ctx), caller.principal.user_id
+    found = [d for d in retriever.revisions(tenant_id, document_id) if d.revision == revision]
+    if not found:
+        raise not_found(f"revision {document_id}@{revision}")
+    assertion = ctx.signer.policy_assertion(
+        who,
+        tenant_id=tenant_id,
+        document_id=document_id,
+        revision=revision,
+        content_hash=found[0].content_hash,
+        on_behalf_of=caller.verified(),
+    )
     try:
-        return _retriever(ctx).approve(
-            tenant_id, document_id, revision, approved_by=caller.principal.user_id
+        return retriever.approve(
+            tenant_id, document_id, revision, approved_by=who, assertion=assertion
         )
     except DocumentNotFound:
         raise not_found(f"revision {document_id}@{revision}") from None

@@ -7,7 +7,9 @@ import re
 
 from sqlalchemy import select
 
+from agentledger.activities.retrieval import SqlRetriever
 from agentledger.api.audit import api_denials
+from agentledger.identity import verify_policy_approval
 from tests._temporal import Harness
 from tests.api.conftest import Http, Signer
 from tests.api.test_authentication import problem_type
@@ -74,6 +76,13 @@ async def test_a_policy_needs_the_policy_approver_role_and_the_denial_is_recorde
     assert added.status_code == 201 and added.json()["approval_state"] == "draft"
     approved = await ops.post("/api/policies/returns-2027/revisions/v1/approve")
     assert approved.json()["approved_by"] == "ops_lead_1"
+    # Signed like a run's approval, by the API's issuer on the verified caller's behalf.
+    retriever = SqlRetriever(harness.runtime.ledger.engine)
+    (revision,) = retriever.revisions("acme", "returns-2027")
+    assertion = retriever.approval_assertion("acme", "returns-2027", "v1")
+    assert assertion is not None
+    key = harness.issuer.trusted_key()
+    assert verify_policy_approval(assertion, key, revision) == "ops_lead_1"
     foreign = await ops.post("/api/policies", json={**body, "tenant_id": "globex"})
     assert foreign.status_code == 403 and foreign.json()["reason_code"] == "wrong_tenant"
     unknown = await ops.post("/api/policies/returns-2027/revisions/v9/approve")
