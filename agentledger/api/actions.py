@@ -29,7 +29,7 @@ from agentledger.api.access import ApiContext, visible_run
 from agentledger.api.auth import Caller
 from agentledger.api.problems import ApiProblem, not_found
 from agentledger.errors import NotFound, Refused, ServerUnavailable
-from agentledger.registry import UnknownPack, get_pack
+from agentledger.registry import PackLoadError, UnknownPack, get_pack
 
 _CONFLICTS = {"not_pending", "digest_mismatch", "expired"}
 """Refusals about the approval's state rather than the caller's authority: ``409``."""
@@ -93,6 +93,8 @@ async def start_run(ctx: ApiContext, caller: Caller, pack_name: str, request: st
     """A run for the caller as its requester: nobody starts a run in another's name."""
     try:
         pack = get_pack(pack_name)
+    except PackLoadError as exc:  # installed, but broken: the others still serve
+        raise ApiProblem(503, "pack-unavailable", str(exc)) from None
     except UnknownPack:
         raise not_found(f"pack {pack_name}") from None
     work_order = pack.make_work_order(request, caller.principal)

@@ -10,7 +10,8 @@ ApiProblem
  ├── 403 forbidden, csrf-failed, and the workflow's refusals (requester-cannot-approve, …)
  ├── 404 not-found
  ├── 409 not-pending, digest-mismatch, expired, conflict
- └── 503 unavailable (Temporal or the database cannot be reached)
+ └── 503 unavailable (Temporal or the database cannot be reached), pack-unavailable (installed,
+          but it cannot be loaded: a missing dependency)
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from agentledger.activities.retrieval import SqlRetriever
 from agentledger.api.audit import api_denials
 from agentledger.identity import verify_policy_approval
+from agentledger.registry import register_pack, unregister_pack
 from tests._temporal import Harness
 from tests.api.conftest import Http, Signer
 from tests.api.test_authentication import problem_type
@@ -131,3 +132,19 @@ async def test_a_decision_takes_only_true_or_false_for_approve(http: Http) -> No
         )
         assert response.status_code == 422, spelled
         assert problem_type(response) == "invalid-request"
+
+
+async def test_a_run_of_an_installed_pack_that_cannot_load_is_refused_naming_it(
+    http: Http,
+) -> None:
+    """Not "no pack": the pack is installed and broken, and the caller is told which and why."""
+    register_pack("broken_dependency", "no_such_dependency_anywhere:PACK")
+    try:
+        response = await http("usr_73").post(
+            "/api/runs", json={"pack": "broken_dependency", "request": "hi"}
+        )
+    finally:
+        unregister_pack("broken_dependency")
+    assert response.status_code == 503 and problem_type(response) == "pack-unavailable"
+    detail = response.json()["detail"]
+    assert "broken_dependency" in detail and "no_such_dependency_anywhere" in detail
