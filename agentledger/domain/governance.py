@@ -84,13 +84,15 @@ def authorize(
     contracts: Mapping[str, Governed],
     step: str,
     operation_id: str,
+    bounds_with_defaults: bool = True,
 ) -> Authorization:
+    """``bounds_with_defaults=False``: bounds see the call as runs recorded before it did."""
     admitted = _admitted(proposal, manifest, contracts, step)
     if isinstance(admitted, Deny):
         return admitted
     contract, grant, arguments = admitted
     refusal = (
-        _work_order_refusal(contract, arguments, state)
+        _work_order_refusal(contract, arguments, state, bounds_with_defaults)
         or _handoff_gate_refusal(contract.name, state, manifest)
         or _policy_refusal(contract, grant, arguments, state, principal)
     )
@@ -174,7 +176,7 @@ def _handoff_gate_refusal(
 
 
 def _work_order_refusal(
-    contract: Governed, arguments: dict[str, JsonValue], state: WorkingState
+    contract: Governed, arguments: dict[str, JsonValue], state: WorkingState, fill: bool
 ) -> Deny | None:
     """The work order's own grants: only its tools, within its bounds (defaults filled)."""
     tool, order = contract.name, state.work_order
@@ -185,7 +187,7 @@ def _work_order_refusal(
         return Deny(
             reason_code="not_in_work_order", detail=f"the work order does not authorise {tool}"
         )
-    normal = with_defaults(contract.input_schema, arguments)
+    normal = with_defaults(contract.input_schema, arguments) if fill else arguments
     for bound in grant.bounds:
         value = normal.get(bound.argument)
         if value not in bound.allowed:

@@ -72,7 +72,9 @@ def bounded_by(call: dict[str, JsonValue]) -> WorkingState:
     return WorkingState(run_id="run-1", status="running", work_order=order)
 
 
-def decide(arguments: dict[str, JsonValue], state: WorkingState) -> Authorization:
+def decide(
+    arguments: dict[str, JsonValue], state: WorkingState, *, patched: bool = True
+) -> Authorization:
     """The gate as a run's workflow calls it: against the manifest's frozen terms."""
     return authorize(
         ToolCallProposal(tool="echo", arguments=arguments),
@@ -83,6 +85,7 @@ def decide(arguments: dict[str, JsonValue], state: WorkingState) -> Authorizatio
         contracts=MANIFEST.terms,
         step="look",
         operation_id="op-1",
+        bounds_with_defaults=patched,
     )
 
 
@@ -116,3 +119,9 @@ def test_the_allowed_call_keeps_the_arguments_the_model_sent() -> None:
     proposed (recorded runs digested it that way)."""
     verdict = decide({"text": "hi"}, bounded_by({"text": "hi"}))
     assert isinstance(verdict, Allow) and verdict.arguments == {"text": "hi"}
+
+
+def test_a_run_recorded_before_the_patch_is_judged_as_it_was() -> None:
+    """Its history recorded the refusal; a replay refuses again (``bounds-with-defaults``)."""
+    verdict = decide({"text": "hi"}, bounded_by({"text": "hi"}), patched=False)
+    assert isinstance(verdict, Deny) and verdict.reason_code == "argument_not_authorised"
