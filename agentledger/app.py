@@ -28,7 +28,7 @@ from agentledger.domain.tools import ToolContract
 from agentledger.errors import ConfigError, DatabaseUnavailable
 from agentledger.identity import trusted_keys
 from agentledger.observability.metrics import LedgerMetrics, serve_metrics, temporal_runtime
-from agentledger.registry import get_pack, pack_names, register_env_packs
+from agentledger.registry import get_pack, loaded_packs, register_env_packs
 from agentledger.workflows import AgentRunWorkflow, recorded_contracts
 
 # A compaction event carries a long run's whole typed state; Temporal's own payload limit is 2 MB.
@@ -85,6 +85,9 @@ class Runtime:
     overlays: dict[str, Pack] = field(default_factory=dict)
     """Packs this process's workers serve beside the installed ones, by name: the derived
     configurations an eval compares (``agentledger.evaluation``); never seeded or listed."""
+    broken_packs: Mapping[str, str] = field(default_factory=dict)
+    """Installed packs that cannot be loaded, by name, with why (``PackLoadError``): neither
+    installed, seeded nor served; a run of one is refused by name, the others work."""
 
     def pack(self, name: str) -> Pack:
         """The pack called ``name``: an overlay, else an installed pack (``UnknownPack``)."""
@@ -102,18 +105,18 @@ class Runtime:
             raise DatabaseUnavailable(
                 f"{exc}. Check AGENTLEDGER_DATABASE_URL / --database-url."
             ) from exc
-        for name in pack_names():
-            get_pack(name).install(ledger.engine)
+        packs, broken = loaded_packs()
+        for pack in packs.values():
+            pack.install(ledger.engine)
         install_memory(ledger.engine)
         install_retrieval(ledger.engine)  # documents, passages, full-text index, embeddings
         configure_policy_retrieval(settings.retrieval)
-        return cls(settings, ledger)
+        return cls(settings, ledger, broken_packs={n: str(e) for n, e in broken.items()})
 
     def seed(self) -> bool:
         """Seed every pack's sample system of record and directory; False if already there."""
         created = False
-        for name in pack_names():
-            pack = get_pack(name)
+        for pack in loaded_packs()[0].values():
             created = pack.seed(self.ledger.engine) or created
             for principal in pack.principals:
                 self.ledger.put_principal(principal)
@@ -145,7 +148,7 @@ class Runtime:
 
     def models(self) -> Mapping[str, ModelClient]:
         """Every pack's scripted models (``playbook``) plus the real providers."""
-        packs = {k: v for name in pack_names() for k, v in get_pack(name).models.items()}
+        packs = {k: v for pack in loaded_packs()[0].values() for k, v in pack.models.items()}
         overlaid = {k: v for pack in self.overlays.values() for k, v in pack.models.items()}
         return {**packs, **overlaid, **model_clients(self.settings)}
 

@@ -64,6 +64,8 @@ def open_runtime(settings: Settings, *, seed: bool = False) -> Runtime:
 
     fresh = settings.database_url is None and not (settings.data_dir / "ledger.db").exists()
     runtime = Runtime.open(settings)
+    for problem in runtime.broken_packs.values():  # one pack down, not the command
+        print(f"warning: {problem}; its runs are refused, the other packs work", file=sys.stderr)
     if fresh:
         say(f"· created the ledger in {settings.data_dir.resolve()}/")
     if seed and runtime.seed():

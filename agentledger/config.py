@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentledger.errors import ConfigError
+from agentledger.errors import ConfigError, in_words
 
 if TYPE_CHECKING:
     from agentledger.activities.models import ProviderConfig
@@ -171,8 +171,8 @@ def model_providers(value: str | None) -> dict[str, ProviderConfig]:
         return providers_from(tomllib.loads(text) if path.suffix == ".toml" else json.loads(text))
     except (OSError, ValueError) as exc:  # JSON and TOML decode errors are ValueErrors
         raise ConfigError(
-            f"{PROVIDERS_VARIABLE}: {exc}. Expected {{name: {{kind, base_url, api_key_env, "
-            "models}} as JSON, or the path of such a .json/.toml file"
+            f"{PROVIDERS_VARIABLE}: {in_words(exc)}. Expected {{name: {{kind, base_url, "
+            "api_key_env, models}} as JSON, or the path of such a .json/.toml file"
         ) from None
 
 

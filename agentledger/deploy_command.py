@@ -14,7 +14,9 @@ import asyncio
 from typing import Any
 
 import temporalio.api.workflowservice.v1 as wsv1
+from temporalio.api.deployment.v1 import RoutingConfig, WorkerDeploymentInfo
 from temporalio.api.enums.v1 import VersionDrainageStatus
+from temporalio.api.enums.v1 import WorkerDeploymentVersionStatus as Status
 from temporalio.client import Client
 from temporalio.service import RPCError
 
@@ -25,6 +27,7 @@ from agentledger.temporal_client import connect
 say = print
 
 POLLERS_WAIT_SECONDS = 60.0
+VersionSummary = WorkerDeploymentInfo.WorkerDeploymentVersionSummary
 
 
 async def deploy(settings: Settings, args: argparse.Namespace) -> int:
@@ -78,19 +81,36 @@ async def builds(client: Client, deployment: str) -> dict[str, str]:
     except RPCError as exc:
         raise NotFound(f"no worker deployment {deployment!r} ({exc.message})") from None
     routing = info.routing_config
-    found = {}
-    for summary in info.version_summaries:
-        build = summary.deployment_version.build_id
-        if build == routing.current_deployment_version.build_id:
-            found[build] = "current"
-        elif build == routing.ramping_deployment_version.build_id:
-            found[build] = f"ramping {routing.ramping_version_percentage:g}%"
-        else:
-            drained = (
-                summary.drainage_status == VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED
-            )
-            found[build] = "drained: its workers can stop" if drained else "draining"
-    return found
+    return {
+        summary.deployment_version.build_id: build_state(summary, routing)
+        for summary in info.version_summaries
+    }
+
+
+def build_state(summary: VersionSummary, routing: RoutingConfig) -> str:
+    """One build's state: current, ramping, never current (its workers poll, no run is routed
+    to it: nothing to drain), draining, drained."""
+    build = summary.deployment_version.build_id
+    if build == routing.current_deployment_version.build_id:
+        return "current"
+    if build == routing.ramping_deployment_version.build_id:
+        return f"ramping {routing.ramping_version_percentage:g}%"
+    if _never_routed(summary):
+        return f"never current: takes new runs after `deploy current {build}`"
+    drained = summary.drainage_status == VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED
+    return "drained: its workers can stop" if drained else "draining"
+
+
+def _never_routed(summary: VersionSummary) -> bool:
+    if summary.status in (
+        Status.WORKER_DEPLOYMENT_VERSION_STATUS_INACTIVE,
+        Status.WORKER_DEPLOYMENT_VERSION_STATUS_CREATED,
+    ):
+        return True
+    # A server that reports no status: a build it never activated was never current or ramping.
+    return summary.status == Status.WORKER_DEPLOYMENT_VERSION_STATUS_UNSPECIFIED and not (
+        summary.HasField("first_activation_time") or summary.HasField("last_current_time")
+    )
 
 
 async def _show(client: Client, deployment: str) -> None:

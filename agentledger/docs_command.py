@@ -1,7 +1,8 @@
 """``agentledger docs add FILE --id ID --revision REV``: load a Markdown policy as a revision.
 
 Each ``## Heading {#anchor}`` section becomes a passage ``ID#anchor``. The revision is stored as
-a draft unless ``--approve-as`` names who approved it; an approved revision supersedes the
+a draft unless ``--approve-as`` names who approved it (a decision signed, like a run's approvals,
+by this data directory's issuer); an approved revision supersedes the
 document's earlier ones from its ``--effective-from`` date (default: now).
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from agentledger.activities.ledger import Ledger, build_engine
 from agentledger.activities.retrieval import (
     GLOBAL_TENANT,
+    PolicyDocument,
     RetrievalError,
     SqlRetriever,
     add_markdown,
@@ -21,7 +23,8 @@ from agentledger.activities.retrieval import (
 )
 from agentledger.config import Settings
 from agentledger.domain.principal import tenant_covers
-from agentledger.errors import ConfigError, NotFound, Refused
+from agentledger.errors import ConfigError, NotFound, Refused, in_words
+from agentledger.identity import issuer_for
 
 say = print
 
@@ -42,6 +45,23 @@ def _policy_approver(settings: Settings, user_id: str, tenant_id: str) -> str:
     return found.user_id
 
 
+def _signed_approval(
+    settings: Settings, retriever: SqlRetriever, doc: PolicyDocument, approver: str
+) -> PolicyDocument:
+    """Approved as a run's approvals are: with an assertion this data directory's issuer signs,
+    naming the approver and bound to the revision's content, kept with the revision."""
+    assertion = issuer_for(settings).policy_assertion(
+        approver,
+        tenant_id=doc.tenant_id,
+        document_id=doc.document_id,
+        revision=doc.revision,
+        content_hash=doc.content_hash,
+    )
+    return retriever.approve(
+        doc.tenant_id, doc.document_id, doc.revision, approved_by=approver, assertion=assertion
+    )
+
+
 async def docs_add(settings: Settings, args: argparse.Namespace) -> int:
     path: Path = args.file
     if not path.is_file():
@@ -59,10 +79,11 @@ async def docs_add(settings: Settings, args: argparse.Namespace) -> int:
             tenant_id=args.tenant,
             effective_from=args.effective_from or now,
             now=now,
-            approved_by=approver or None,
         )
+        if approver:
+            doc = _signed_approval(settings, SqlRetriever(engine), doc, approver)
     except (RetrievalError, ValueError) as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
+        raise ConfigError(f"{path}: {in_words(exc)}") from exc
     finally:
         engine.dispose()
     state = f"approved by {doc.approved_by}" if doc.approved_by else "draft (not yet searchable)"

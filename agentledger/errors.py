@@ -19,6 +19,14 @@ AgentLedgerError
 from __future__ import annotations
 
 
+def in_words(exc: BaseException) -> str:
+    """An exception's message for people: bytes that are not UTF-8 said as such, with where,
+    instead of the codec's own text ("'utf-8' codec can't decode byte ...")."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    return str(exc)
+
+
 class AgentLedgerError(Exception):
     """Base of every error the CLI prints without a traceback (``--debug`` shows one)."""
 

@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -34,7 +34,7 @@ from agentledger.domain.assertions import (
     reply_audience,
     reply_digest,
 )
-from agentledger.errors import ConfigError
+from agentledger.errors import ConfigError, Refused, in_words
 
 API_AUDIENCE = "agentledger-api"
 """The audience of tokens that authenticate a caller to ``agentledger serve``."""
@@ -42,6 +42,19 @@ LOCAL_ISSUER = "agentledger-local"
 ASSERTION_TTL = timedelta(minutes=5)
 TOKEN_TTL = timedelta(minutes=60)
 KEYS_VARIABLE = "AGENTLEDGER_TRUSTED_KEYS"
+
+
+class PolicyRevision(Protocol):
+    """What a policy approval is about (``activities.retrieval.PolicyDocument`` is one)."""
+
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def document_id(self) -> str: ...
+    @property
+    def revision(self) -> str: ...
+    @property
+    def content_hash(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -146,6 +159,25 @@ class Issuer:
             claims["reply_to"] = reply_to
         return self._sign(_on_behalf(claims, on_behalf_of), ttl)
 
+    def policy_assertion(
+        self,
+        subject: str,
+        *,
+        tenant_id: str,
+        document_id: str,
+        revision: str,
+        content_hash: str,
+        on_behalf_of: VerifiedCaller | None = None,
+    ) -> str:
+        """``subject`` approves exactly this revision's content (its ``content_hash``), now."""
+        claims = {
+            "sub": subject,
+            "aud": policy_audience(tenant_id, document_id, revision),
+            "digest": content_hash,
+            "decision": "approve",
+        }
+        return self._sign(_on_behalf(claims, on_behalf_of), ASSERTION_TTL)
+
     def _sign(self, claims: dict[str, Any], ttl: timedelta) -> str:
         now = int(datetime.now(UTC).timestamp())
         payload = {
@@ -163,6 +195,32 @@ def _on_behalf(claims: dict[str, Any], caller: VerifiedCaller | None) -> dict[st
     if caller is None:
         return claims
     return {**claims, "obo_iss": caller.issuer, "obo_jti": caller.token_id}
+
+
+def policy_audience(tenant_id: str, document_id: str, revision: str) -> str:
+    return f"policy:{tenant_id}/{document_id}@{revision}"
+
+
+def verify_policy_approval(assertion: str, key: TrustedKey, document: PolicyRevision) -> str:
+    """Who approved ``document``, once ``key`` is shown to have signed it for exactly its tenant,
+    id, revision and content hash (else ``Refused``); an audit record, so not its expiry."""
+    public = jwt.PyJWK({"kty": "OKP", "crv": "Ed25519", "x": key.x}, algorithm=ALGORITHM)
+    try:
+        claims = jwt.decode(
+            assertion,
+            public.key,
+            algorithms=[ALGORITHM],
+            audience=policy_audience(document.tenant_id, document.document_id, document.revision),
+            issuer=key.issuer,
+            options={"verify_exp": False, "require": ["sub", "digest", "iat"]},
+        )
+    except jwt.InvalidAudienceError:
+        raise Refused("the signed approval is not about this revision") from None
+    except jwt.PyJWTError as exc:
+        raise Refused(f"the approval's signature does not verify ({exc})") from None
+    if claims.get("digest") != document.content_hash or claims.get("decision") != "approve":
+        raise Refused("the signed approval is not about this revision's content")
+    return str(claims["sub"])
 
 
 def jwks(keys: list[TrustedKey]) -> dict[str, Any]:
@@ -217,7 +275,7 @@ def trusted_keys(settings: Settings) -> tuple[TrustedKey, ...]:
     try:
         document = json.loads(configured.read_text())
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"{KEYS_VARIABLE}={configured}: {exc}") from None
+        raise ConfigError(f"{KEYS_VARIABLE}={configured}: {in_words(exc)}") from None
     return keys_from_jwks(document, f"{KEYS_VARIABLE}={configured}")
 
 

@@ -13,7 +13,8 @@ A pack comes from one of four sources; a later one overrides an earlier one of t
 
 A pack is imported when it is first looked up. One that fails to import, is not a ``Pack`` or
 calls itself by another name raises ``PackLoadError`` (naming the pack, its target and the cause)
-at that lookup and is not cached: the others still list and load.
+at that lookup and is not cached: the others still list and load. ``loaded_packs`` is what a
+process that serves every pack uses: the packs that load, and why each other one does not.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "PackSource",
     "UnknownPack",
     "get_pack",
+    "loaded_packs",
     "pack_names",
     "pack_sources",
     "rediscover",
@@ -182,6 +184,19 @@ def get_pack(name: str) -> Pack:
     if source.problem is not None:
         raise PackLoadError(source, source.problem)
     return _load(source)
+
+
+def loaded_packs() -> tuple[dict[str, Pack], dict[str, PackLoadError]]:
+    """Every installed pack that loads, by name, and the error of each one that does not (a
+    missing dependency, a removed editable install): one broken pack is one pack down."""
+    loaded: dict[str, Pack] = {}
+    broken: dict[str, PackLoadError] = {}
+    for name in pack_names():
+        try:
+            loaded[name] = get_pack(name)
+        except PackLoadError as exc:
+            broken[name] = exc
+    return loaded, broken
 
 
 def _load(source: PackSource) -> Pack:

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from agentledger.commands import principal_of, say
 from agentledger.config import Settings
+from agentledger.errors import ConfigError
 from agentledger.identity import issuer_for
 from agentledger.reading import open_ledger
 
@@ -20,8 +21,11 @@ async def token(settings: Settings, args: argparse.Namespace) -> int:
         # What workers elsewhere pin (AGENTLEDGER_TRUSTED_KEYS): public keys only.
         say(json.dumps(issuer.public_jwks(), indent=2))
         return 0
+    if not 1 <= args.minutes <= MAX_TOKEN_MINUTES:  # refused: a clamped token is not what was asked
+        raise ConfigError(
+            f"--minutes {args.minutes}: a token lives 1 to {MAX_TOKEN_MINUTES} minutes"
+        )
     # Only someone the directory knows gets a token; who they are is looked up again at use.
     subject = principal_of(open_ledger(settings), args.principal).user_id
-    minutes = max(1, min(args.minutes, MAX_TOKEN_MINUTES))
-    say(issuer.token(subject, audience=args.audience, ttl=timedelta(minutes=minutes)))
+    say(issuer.token(subject, audience=args.audience, ttl=timedelta(minutes=args.minutes)))
     return 0

@@ -21,6 +21,7 @@ from agentledger.domain.context import (
     model_counter,
 )
 from agentledger.domain.decisions import Decision
+from agentledger.domain.limits import unencodable_problem
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.state import WorkingState
 from agentledger.domain.steps import ModelStepResult, PacketSummary, TokenUsage
@@ -140,6 +141,9 @@ def decided(
     if reply.output.get("type") == "malformed_reply":
         problem = reply.output.get("problem")
         return charged.model_copy(update={"rejection": f"model reply unusable: {problem}"})
+    unencodable = unencodable_problem(reply.output, "the model's output")
+    if unencodable is not None:  # it could be neither returned, recorded nor shown
+        return charged.model_copy(update={"rejection": f"model reply unusable: {unencodable}"})
     try:
         decision = _DECISION.validate_python(reply.output)
     except ValidationError as exc:

@@ -29,7 +29,7 @@ from agentledger.api.access import ApiContext, visible_run
 from agentledger.api.auth import Caller
 from agentledger.api.problems import ApiProblem, not_found
 from agentledger.errors import NotFound, Refused, ServerUnavailable
-from agentledger.registry import PackInstalledAfterStart, UnknownPack, get_pack
+from agentledger.registry import PackInstalledAfterStart, PackLoadError, UnknownPack, get_pack
 
 _CONFLICTS = {"not_pending", "digest_mismatch", "expired"}
 """Refusals about the approval's state rather than the caller's authority: ``409``."""
@@ -95,6 +95,8 @@ async def start_run(ctx: ApiContext, caller: Caller, pack_name: str, request: st
         pack = get_pack(pack_name)
     except PackInstalledAfterStart as exc:
         raise ApiProblem(503, "pack-installed-after-start", str(exc)) from None
+    except PackLoadError as exc:  # installed, but broken: the others still serve
+        raise ApiProblem(503, "pack-unavailable", str(exc)) from None
     except UnknownPack:
         raise not_found(f"pack {pack_name}") from None
     work_order = pack.make_work_order(request, caller.principal)
@@ -155,9 +157,23 @@ def add_policy(
 def approve_policy(
     ctx: ApiContext, caller: Caller, tenant_id: str, document_id: str, revision: str
 ) -> PolicyDocument:
+    """Approved by the verified caller, with an assertion the API's issuer signs for them (as
+    it signs a run's approvals), bound to the revision's content and kept with it."""
+    retriever, who = _retriever(ctx), caller.principal.user_id
+    found = [d for d in retriever.revisions(tenant_id, document_id) if d.revision == revision]
+    if not found:
+        raise not_found(f"revision {document_id}@{revision}")
+    assertion = ctx.signer.policy_assertion(
+        who,
+        tenant_id=tenant_id,
+        document_id=document_id,
+        revision=revision,
+        content_hash=found[0].content_hash,
+        on_behalf_of=caller.verified(),
+    )
     try:
-        return _retriever(ctx).approve(
-            tenant_id, document_id, revision, approved_by=caller.principal.user_id
+        return retriever.approve(
+            tenant_id, document_id, revision, approved_by=who, assertion=assertion
         )
     except DocumentNotFound:
         raise not_found(f"revision {document_id}@{revision}") from None

@@ -11,7 +11,8 @@ ApiProblem
  ├── 404 not-found
  ├── 409 not-pending, digest-mismatch, expired, conflict
  └── 503 unavailable (Temporal or the database cannot be reached), pack-installed-after-start
-         (a pack installed after the service started: restart it to serve the pack)
+         (a pack installed after the service started: restart it to serve the pack),
+         pack-unavailable (installed, but it cannot be loaded: a missing dependency)
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool
 
 from agentledger.activities.ledger import RunFilter
 from agentledger.api import actions, proposals, views
@@ -35,7 +35,7 @@ class ReplyBody(_Body):
 
 
 class DecisionBody(_Body):
-    approve: bool
+    approve: StrictBool  # "yes", 1 or "false" is not a decision
     reason: str = Field("", max_length=2_000)
     content: dict[str, JsonValue] | None = None
 

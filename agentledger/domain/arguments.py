@@ -37,6 +37,37 @@ class SchemaArguments(BaseModel):
         return copy.deepcopy(cls.tool_schema)
 
 
+def normalised_arguments(
+    schema: dict[str, JsonValue], arguments: dict[str, JsonValue]
+) -> dict[str, JsonValue]:
+    """``arguments`` checked against ``schema`` and completed with the defaults its top-level
+    properties declare: the one form in which a call's arguments are compared with a work
+    order's bounds, by the planner that computes them and by the gate that holds calls to them.
+    A call that leaves out an optional argument means its default, and is compared as such.
+
+    Raises ``pydantic.ValidationError`` when the arguments do not fit the schema.
+    """
+    checked: dict[str, JsonValue] = (
+        arguments_model("normalised", schema).model_validate(arguments).model_dump(mode="json")
+    )
+    return with_defaults(schema, checked)
+
+
+def with_defaults(
+    schema: dict[str, JsonValue], arguments: dict[str, JsonValue]
+) -> dict[str, JsonValue]:
+    """``arguments`` (already checked against ``schema``) with every top-level property the call
+    left out and the schema gives a default set to that default."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return arguments
+    filled = dict(arguments)
+    for name, spec in properties.items():
+        if name not in filled and isinstance(spec, dict) and "default" in spec:
+            filled[name] = copy.deepcopy(spec["default"])
+    return filled
+
+
 def arguments_model(class_name: str, schema: dict[str, JsonValue]) -> type[SchemaArguments]:
     """The arguments model of a frozen schema, built once per (name, schema) in this process.
 

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import JsonValue, ValidationError
 
 from agentledger.domain._model import Frozen
+from agentledger.domain.arguments import with_defaults
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.decisions import ToolCallProposal
 from agentledger.domain.manifest import ExecutionManifest, ToolGrant
@@ -83,13 +84,15 @@ def authorize(
     contracts: Mapping[str, Governed],
     step: str,
     operation_id: str,
+    bounds_with_defaults: bool = True,
 ) -> Authorization:
+    """``bounds_with_defaults=False``: bounds see the call as runs recorded before it did."""
     admitted = _admitted(proposal, manifest, contracts, step)
     if isinstance(admitted, Deny):
         return admitted
     contract, grant, arguments = admitted
     refusal = (
-        _work_order_refusal(contract.name, arguments, state)
+        _work_order_refusal(contract, arguments, state, bounds_with_defaults)
         or _handoff_gate_refusal(contract.name, state, manifest)
         or _policy_refusal(contract, grant, arguments, state, principal)
     )
@@ -173,10 +176,10 @@ def _handoff_gate_refusal(
 
 
 def _work_order_refusal(
-    tool: str, arguments: dict[str, JsonValue], state: WorkingState
+    contract: Governed, arguments: dict[str, JsonValue], state: WorkingState, fill: bool
 ) -> Deny | None:
-    """The work order's own grants: only its tools, and only within its argument bounds."""
-    order = state.work_order
+    """The work order's own grants: only its tools, within its bounds (defaults filled)."""
+    tool, order = contract.name, state.work_order
     if order is None or order.grants is None:
         return None
     grant = next((g for g in order.grants if g.tool == tool), None)
@@ -184,8 +187,9 @@ def _work_order_refusal(
         return Deny(
             reason_code="not_in_work_order", detail=f"the work order does not authorise {tool}"
         )
+    normal = with_defaults(contract.input_schema, arguments) if fill else arguments
     for bound in grant.bounds:
-        value = arguments.get(bound.argument)
+        value = normal.get(bound.argument)
         if value not in bound.allowed:
             return Deny(
                 reason_code="argument_not_authorised",

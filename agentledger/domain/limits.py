@@ -56,6 +56,31 @@ def json_problem(value: JsonValue, what: str, max_chars: int = MAX_VALUE_CHARS) 
     return None
 
 
+def unencodable_problem(value: JsonValue, what: str) -> str | None:
+    """Why ``value`` cannot be recorded as text (``None``: it can): a string or key holding a
+    lone surrogate (``"\\ud800"``), which Python keeps but no UTF-8 or JSON can carry. Found
+    here it is refused once; found by a serialiser it fails the same way on every retry."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, str) and not _encodable(item):
+            return f"{what} carry text that is not valid Unicode (a lone surrogate)"
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def work_order_problem(work_order: WorkOrder) -> str | None:
     """Why a run cannot accept ``work_order`` (``None``: it can): too large or too deep to
     record as the run's first event."""

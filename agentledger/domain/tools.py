@@ -103,6 +103,11 @@ class ToolContract(_Handling):
     summary_template: str = "{tool} result"
 
     @cached_property
+    def input_schema(self) -> dict[str, JsonValue]:
+        schema: dict[str, JsonValue] = self.input_model.model_json_schema()
+        return schema
+
+    @cached_property
     def schema_hash(self) -> str:
         return sha256_hex(
             {

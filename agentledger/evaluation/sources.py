@@ -20,7 +20,7 @@ from agentledger.activities.ports import Pack
 from agentledger.domain import events as ev
 from agentledger.domain.evaluation import EvalCase, Suite
 from agentledger.domain.workorder import WorkOrder
-from agentledger.errors import EvalInputInvalid, SuiteNotFound
+from agentledger.errors import EvalInputInvalid, SuiteNotFound, in_words
 from agentledger.registry import UnknownPack, get_pack
 
 __all__ = ["SHIPPED", "SuiteSource", "SupportSource", "load_suite", "one_line"]
@@ -33,7 +33,7 @@ def one_line(exc: Exception) -> str:
             f"{'.'.join(str(p) for p in e['loc']) or 'document'}: {e['msg']}" for e in exc.errors()
         )
         return f"{exc.error_count()} invalid field(s): {fields}"
-    return " ".join(str(exc).split())
+    return " ".join(in_words(exc).split())
 
 
 class SuiteSource:

@@ -10,6 +10,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain import events as ev
     from agentledger.domain.decisions import ToolCallProposal
     from agentledger.domain.governance import Allow, Authorization, Deny, authorize
+    from agentledger.domain.state import WorkingState
 
 from agentledger.workflows._approvals import ApprovalDesk
 from agentledger.workflows._core import Run
@@ -64,6 +65,7 @@ class Gate:
                 contracts=run.contracts,
                 step=step,
                 operation_id=operation_id,
+                bounds_with_defaults=_bounds_with_defaults(run.state),
             )
             traced.set_attribute(OUTCOME, verdict.kind)
             if isinstance(verdict, Deny):
@@ -94,3 +96,16 @@ class Gate:
                     detail=denial.detail,
                 )
             )
+
+
+BOUNDS_WITH_DEFAULTS_PATCH = "bounds-with-defaults"
+"""A work order's bounds compare the call with its schema's defaults filled: a run recorded before
+saw a defaulted argument the call left out as ``None`` (and refused it), and replays so."""
+
+
+def _bounds_with_defaults(state: WorkingState) -> bool:
+    # Asked only where bounds exist: other runs' histories carry no marker for it.
+    order = state.work_order
+    if order is None or not order.grants:
+        return True
+    return workflow.patched(BOUNDS_WITH_DEFAULTS_PATCH)

@@ -42,14 +42,15 @@ def _denied_own_calls(pair: Pair) -> list[str]:
     order = work_order(pair, "nonce")
     state = WorkingState(run_id="run-1", status="running", work_order=order)
     denied = []
+    manifest = _manifest(pack)
     for call in user_calls(pair):
         verdict = authorize(
             ToolCallProposal(tool=call.function, arguments=dict(call.args)),
             state,
-            _manifest(pack),
+            manifest,
             order.principal,
             NOW,
-            contracts=pack.contracts,
+            contracts=manifest.terms,  # as a run's workflow does: the frozen schema's terms
             step="choose_next_action",
             operation_id="op-1",
         )

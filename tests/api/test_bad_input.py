@@ -7,7 +7,10 @@ import re
 
 from sqlalchemy import select
 
+from agentledger.activities.retrieval import SqlRetriever
 from agentledger.api.audit import api_denials
+from agentledger.identity import verify_policy_approval
+from agentledger.registry import register_pack, unregister_pack
 from tests._temporal import Harness
 from tests.api.conftest import Http, Signer
 from tests.api.test_authentication import problem_type
@@ -74,6 +77,13 @@ async def test_a_policy_needs_the_policy_approver_role_and_the_denial_is_recorde
     assert added.status_code == 201 and added.json()["approval_state"] == "draft"
     approved = await ops.post("/api/policies/returns-2027/revisions/v1/approve")
     assert approved.json()["approved_by"] == "ops_lead_1"
+    # Signed like a run's approval, by the API's issuer on the verified caller's behalf.
+    retriever = SqlRetriever(harness.runtime.ledger.engine)
+    (revision,) = retriever.revisions("acme", "returns-2027")
+    assertion = retriever.approval_assertion("acme", "returns-2027", "v1")
+    assert assertion is not None
+    key = harness.issuer.trusted_key()
+    assert verify_policy_approval(assertion, key, revision) == "ops_lead_1"
     foreign = await ops.post("/api/policies", json={**body, "tenant_id": "globex"})
     assert foreign.status_code == 403 and foreign.json()["reason_code"] == "wrong_tenant"
     unknown = await ops.post("/api/policies/returns-2027/revisions/v9/approve")
@@ -111,3 +121,30 @@ async def test_pages_without_a_session_go_to_the_login_form(http: Http) -> None:
     assert response.status_code == 303 and response.headers["location"] == "/login"
     refused = await http("").post("/login", data={"token": "not-a-token"})
     assert refused.status_code == 401 and re.search("Refused", refused.text)
+
+
+async def test_a_decision_takes_only_true_or_false_for_approve(http: Http) -> None:
+    """Not "yes", 1 or "false" read as a boolean: an approval is not guessed from a string."""
+    ops = http("ops_lead_1")
+    for spelled in ("yes", 1, "true", "false", 0, None):
+        response = await ops.post(
+            "/api/runs/run_nope/approvals/apr_1/decision", json={"approve": spelled}
+        )
+        assert response.status_code == 422, spelled
+        assert problem_type(response) == "invalid-request"
+
+
+async def test_a_run_of_an_installed_pack_that_cannot_load_is_refused_naming_it(
+    http: Http,
+) -> None:
+    """Not "no pack": the pack is installed and broken, and the caller is told which and why."""
+    register_pack("broken_dependency", "no_such_dependency_anywhere:PACK")
+    try:
+        response = await http("usr_73").post(
+            "/api/runs", json={"pack": "broken_dependency", "request": "hi"}
+        )
+    finally:
+        unregister_pack("broken_dependency")
+    assert response.status_code == 503 and problem_type(response) == "pack-unavailable"
+    detail = response.json()["detail"]
+    assert "broken_dependency" in detail and "no_such_dependency_anywhere" in detail

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentledger import registry
+from agentledger.commands import open_runtime
+from agentledger.config import Settings
 from agentledger.errors import ConfigError
 from agentledger.packs.support import PACK as SUPPORT
 from agentledger.registry import PackLoadError, UnknownPack, get_pack, pack_sources
@@ -144,3 +146,26 @@ def test_an_unknown_pack_lists_the_installed_ones() -> None:
     with pytest.raises(UnknownPack, match="installed: support") as raised:
         get_pack("nothing_by_that_name")
     assert not isinstance(raised.value, PackLoadError)
+
+
+def test_the_runtime_opens_seeds_and_serves_the_packs_that_load_and_names_those_that_do_not(
+    site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A broken pack (a missing dependency, a missing attribute, a disputed name) is one pack down,
+    not every worker, ``serve``, ``seed`` and command that opens the runtime."""
+    settings = Settings(data_dir=tmp_path / "data", database_url=f"sqlite:///{tmp_path}/l.db")
+    runtime = open_runtime(settings)  # as every command that opens the runtime does
+    try:
+        assert "warning: pack 'acme_raises' (acme_raises_pkg:PACK" in capsys.readouterr().err
+        broken = runtime.broken_packs
+        assert {"acme_raises", "acme_noattr", "twin"} <= set(broken)
+        assert "No module named 'no_such_module_anywhere'" in broken["acme_raises"]
+        assert "acme_raises_pkg:PACK" in broken["acme_raises"]
+        assert "support" not in broken and "acme_ok" not in broken
+        assert runtime.seed() is True  # the packs that load are seeded
+        assert "playbook" in runtime.models()  # and their models served
+        with pytest.raises(PackLoadError, match="acme_raises"):
+            runtime.pack("acme_raises")  # a run of the broken one is refused by name
+        assert runtime.pack("acme_ok").name == "acme_ok"
+    finally:
+        runtime.ledger.engine.dispose()

@@ -15,18 +15,20 @@ from agentledger.cli import _parser
 from agentledger.config import Settings
 from agentledger.docs_command import docs_add
 from agentledger.errors import ConfigError, Refused
+from agentledger.identity import Issuer, verify_policy_approval
 from agentledger.packs.support.seed import PRINCIPALS
 
 POLICY = "# Warranty\n## Defects {#defects}\nDefective items are replaced within two years.\n"
 
 
-def run(database_url: str, *argv: str) -> int:
+def run(database_url: str, *argv: str, data_dir: Path = Path(".agentledger")) -> int:
     args = _parser().parse_args(argv)
-    return asyncio.run(docs_add(Settings(database_url=database_url), args))
+    return asyncio.run(docs_add(Settings(database_url=database_url, data_dir=data_dir), args))
 
 
 @pytest.fixture
-def directory(database_url: str) -> str:
+def directory(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(tmp_path)  # the default data directory (its signing key) is the test's
     with Ledger.open(database_url) as ledger:
         for principal in PRINCIPALS:
             ledger.put_principal(principal)
@@ -68,3 +70,42 @@ def test_docs_add_loads_a_revision_that_becomes_searchable_once_approved(
     path.write_text(POLICY.replace("two", "three"), encoding="utf-8")
     with pytest.raises(ConfigError, match="new revision"):
         run(database_url, *add, "--revision", "v1")
+
+
+def test_an_approval_by_docs_add_is_signed_by_the_data_directorys_issuer(
+    directory: str, tmp_path: Path
+) -> None:
+    """Like a run's approval: an assertion the issuer signed, naming the approver and bound to
+    this revision's content, kept with the revision and verifiable with the public key alone."""
+    path = tmp_path / "warranty.md"
+    path.write_text(POLICY, encoding="utf-8")
+    add = ("docs", "add", str(path), "--id", "warranty-2026", "--tenant", "acme")
+    data_dir = tmp_path / "data"
+    assert (
+        run(directory, *add, "--revision", "v1", "--approve-as", "ops_lead_1", data_dir=data_dir)
+        == 0
+    )
+
+    engine = build_engine(directory)
+    retriever = SqlRetriever(engine)
+    (doc,) = retriever.revisions("acme", "warranty-2026")
+    assertion = retriever.approval_assertion("acme", "warranty-2026", "v1")
+    engine.dispose()
+    assert assertion is not None and doc.approved_by == "ops_lead_1"
+    key = Issuer.local(data_dir).trusted_key()
+    assert verify_policy_approval(assertion, key, doc) == "ops_lead_1"
+
+    other_content = doc.model_copy(update={"content_hash": "sha256:" + "0" * 64})
+    with pytest.raises(Refused, match="not about this revision"):
+        verify_policy_approval(assertion, key, other_content)
+    with pytest.raises(Refused, match="signature"):
+        verify_policy_approval(assertion, Issuer.local(tmp_path / "elsewhere").trusted_key(), doc)
+
+
+def test_a_draft_carries_no_signed_approval(directory: str, tmp_path: Path) -> None:
+    path = tmp_path / "warranty.md"
+    path.write_text(POLICY, encoding="utf-8")
+    assert run(directory, "docs", "add", str(path), "--id", "w", "--revision", "v1") == 0
+    engine = build_engine(directory)
+    assert SqlRetriever(engine).approval_assertion("*", "w", "v1") is None
+    engine.dispose()

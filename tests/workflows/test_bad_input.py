@@ -32,6 +32,8 @@ pytestmark = pytest.mark.temporal
 
 SCRIPTS: dict[str, dict[str, JsonValue]] = {}
 """What the hostile model answers for each order id; the playbook answers the rest."""
+CALLS: dict[str, int] = {}
+"""How often the hostile model was asked to decide, per scripted order id."""
 
 
 class ScriptedModel:
@@ -44,6 +46,8 @@ class ScriptedModel:
         output = SCRIPTS.get(order) if isinstance(order, str) else None
         if output is None:
             return self._playbook.decide(packet, profile)
+        assert isinstance(order, str)
+        CALLS[order] = CALLS.get(order, 0) + 1
         return ModelReply(output=output, usage=ModelUsage(input_tokens=packet.total_tokens))
 
 
@@ -165,6 +169,34 @@ async def test_a_decision_carrying_an_integer_beyond_64_bits_is_rejected_and_rec
     assert events[-1].kind in ("run_completed", "run_failed")
     rejected = [e for e in events if isinstance(e, DecisionRejected)]
     assert rejected and all("beyond 64 bits" in e.detail for e in rejected)
+
+
+LONE_SURROGATE = "\ud800"
+"""A string Python holds but no UTF-8 (nor JSON) can carry: a model's broken output."""
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    ("order", "output"),
+    [
+        ("ord_10101", {"type": "answer", "answer": f"Refunded {LONE_SURROGATE}."}),
+        ("ord_10102", _call("get_order", {"order_id": f"ord_1{LONE_SURROGATE}"})),
+    ],
+)
+async def test_model_output_that_cannot_be_serialised_is_a_recorded_rejection_not_a_retry(
+    harness: Harness, order: str, output: dict[str, JsonValue]
+) -> None:
+    SCRIPTS[order] = output
+    request = f"Can I get a refund for order {order}? It arrived late."
+    work_order = HOSTILE.make_work_order(request, harness.principal("usr_73"))
+    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    await _ended(harness.client, handle.id)
+    events = harness.runtime.ledger.read(handle.id)
+    rejected = [e for e in events if isinstance(e, DecisionRejected)]
+    assert rejected and all(e.reason_code == "malformed_model_output" for e in rejected)
+    assert all("lone surrogate" in e.detail for e in rejected)
+    assert CALLS[order] == len(rejected)  # one model call per recorded rejection: no retries
+    assert events[-1].kind in ("run_completed", "run_failed")
 
 
 async def _raw_start(harness: Harness, work_order: WorkOrder, run_id: str) -> None:

@@ -33,6 +33,8 @@ from agentledger.activities.retrieval._model import (
     RetrievalMode,
 )
 from agentledger.activities.retrieval._modes import active_mode
+from agentledger.activities.retrieval._rows import passage_rows
+from agentledger.activities.retrieval._signatures import keep_signature, signature_of
 from agentledger.activities.retrieval._tables import bump_generation, documents, passages
 
 
@@ -157,7 +159,7 @@ class SqlRetriever(SqlStore):
             )
             ids = [
                 _inserted_id(conn.execute(insert(passages).values(**row)).inserted_primary_key)
-                for row in _passage_rows(tenant_id, document_id, revision, effective_from, parsed)
+                for row in passage_rows(tenant_id, document_id, revision, effective_from, parsed)
             ]
             _search.index(conn, ids)
             bump_generation(conn)
@@ -169,9 +171,21 @@ class SqlRetriever(SqlStore):
         return True
 
     def approve(
-        self, tenant_id: str, document_id: str, revision: str, *, approved_by: str
+        self,
+        tenant_id: str,
+        document_id: str,
+        revision: str,
+        *,
+        approved_by: str,
+        assertion: str | None = None,
     ) -> PolicyDocument:
-        return self._set_state(tenant_id, document_id, revision, "approved", approved_by)
+        """``assertion``: the issuer's signed record of the decision, kept with the revision."""
+        key = (tenant_id, document_id, revision)
+        return self._set_state(*key, "approved", approved_by, assertion)
+
+    def approval_assertion(self, tenant_id: str, document_id: str, revision: str) -> str | None:
+        with self._engine.connect() as conn:
+            return signature_of(conn, tenant_id, document_id, revision)
 
     def withdraw(self, tenant_id: str, document_id: str, revision: str) -> PolicyDocument:
         return self._set_state(tenant_id, document_id, revision, "withdrawn", None)
@@ -196,7 +210,13 @@ class SqlRetriever(SqlStore):
 
     # -------------------------------------------------------------- helpers
     def _set_state(
-        self, tenant_id: str, document_id: str, revision: str, state: ApprovalState, by: str | None
+        self,
+        tenant_id: str,
+        document_id: str,
+        revision: str,
+        state: ApprovalState,
+        by: str | None,
+        assertion: str | None = None,
     ) -> PolicyDocument:
         key = (tenant_id, document_id, revision)
         with self._writer.begin() as conn:
@@ -207,6 +227,7 @@ class SqlRetriever(SqlStore):
                 .where(*_doc_key(*key))
                 .values(approval_state=state, approved_by=by)
             )
+            keep_signature(conn, key, assertion)
             self._recompute(conn, tenant_id, document_id)
             bump_generation(conn)
             found = self._document(conn, *key)
@@ -272,24 +293,3 @@ def _document(row: Any) -> PolicyDocument:
     fields["effective_from"] = aware(row["effective_from"])
     fields["effective_to"] = aware(row["effective_to"])
     return PolicyDocument(**fields)
-
-
-def _passage_rows(
-    tenant_id: str, document_id: str, revision: str, effective_from: datetime, doc: ParsedDocument
-) -> list[dict[str, Any]]:
-    return [
-        {
-            "tenant_id": tenant_id,
-            "document_id": document_id,
-            "revision": revision,
-            "anchor": p.anchor,
-            "source_id": f"{document_id}#{p.anchor}",
-            "title": p.title,
-            "text": p.text,
-            "content_hash": p.content_hash,
-            "approved": False,
-            "effective_from": utc(effective_from),
-            "effective_until": None,
-        }
-        for p in doc.passages
-    ]

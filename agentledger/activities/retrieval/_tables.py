@@ -92,6 +92,21 @@ embeddings = Table(
     Index("ix_retrieval_embeddings_text", "model_id", "embedded_hash"),
 )
 
+approval_signatures = Table(
+    "retrieval_approval_signatures",
+    metadata,
+    # The assertion (a compact JWS) the issuer signed when a person approved the revision: its
+    # subject is the approver, its digest the revision's content hash (identity.py verifies it).
+    Column("tenant_id", String(64), primary_key=True),
+    Column("document_id", String(100), primary_key=True),
+    Column("revision", String(64), primary_key=True),
+    Column("assertion", Text, nullable=False),
+    ForeignKeyConstraint(
+        ["tenant_id", "document_id", "revision"],
+        [documents.c.tenant_id, documents.c.document_id, documents.c.revision],
+    ),
+)
+
 generation = Table(
     "retrieval_generation",
     metadata,

@@ -6,9 +6,9 @@ request has. They measure *enforcement* (does the gate hold given the right gran
 
 Grants are the tools in the user task's ground truth, resolved in the run's environment. For
 every tool with an effect (a write or an egress), each argument is bounded to the values the
-task's ground truth uses for it, normalised through the tool's own schema (defaults filled in, as
-the gate sees them). Reads the task needs are granted with free arguments: they change nothing
-and send nothing out.
+task's ground truth uses for it, normalised through the tool's own schema
+(``domain.arguments.normalised_arguments``: defaults filled in, as the gate compares them).
+Reads the task needs are granted with free arguments: they change nothing and send nothing out.
 
 Content arguments (a message body) are bounded to the task's exact text too. That is right for a
 replay of ground truth and stricter than a live model allows; with a live model, an injected link
@@ -22,6 +22,7 @@ from functools import cache
 
 from pydantic import JsonValue
 
+from agentledger.domain.arguments import normalised_arguments
 from agentledger.domain.workorder import ArgumentBound, WorkGrant
 from agentledger.packs.agentdojo.catalog import Pair, tool_models, user_calls
 from agentledger.packs.agentdojo.tools import EFFECTS
@@ -41,8 +42,8 @@ def grants_for(pair: Pair) -> tuple[WorkGrant, ...]:
         # The tool's entry exists whether or not the call has arguments: a call with none
         # (``get_channels()``) is granted like any other.
         per_argument = values[call.function]
-        normal = tools[call.function].parameters.model_validate(dict(call.args))
-        for argument, value in normal.model_dump(mode="json").items():
+        schema = tools[call.function].parameters.model_json_schema()
+        for argument, value in normalised_arguments(schema, dict(call.args)).items():
             if value not in per_argument[argument]:
                 per_argument[argument].append(value)
     return tuple(
