@@ -356,11 +356,15 @@ class AgentRunWorkflow:
         )
 
     def _final_answer(self) -> str | None:
-        state = self._run.state
-        answer = state.last_answer
-        if answer is None or state.status != "completed":
+        """What the run answered: as its customer received it (with the runtime's confirmation
+        of each claimed effect), or for a child run the bare output its parent parses."""
+        run = self._run
+        answer = run.state.last_answer
+        if answer is None or run.state.status != "completed":
             return None
-        return delivered_text(answer, state)
+        if run.manifest.handoff_origin is not None:
+            return answer.answer
+        return delivered_text(answer, run.state)
 
     # ------------------------------------------------------------ handlers
     @workflow.update
