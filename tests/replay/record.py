@@ -162,6 +162,10 @@ async def main() -> None:
     # handoff_v1: the support agent delegating a fraud check to a read-only reviewer (a child
     # workflow, agentledger.packs.support.review; behind workflow.patched("handoffs")).
     await _record("handoff_v1", approve=True, pack="support_reviewed")
+    # v11: claims bound to what they are about (manifest bound_claims): tool_call_authorised
+    # records the call's resource, the answer claims (operation, tool, resource) and the run
+    # completes with the receipt's confirmation line.
+    await _record("refund_approved_v11", approve=True)
 
 
 if __name__ == "__main__":
