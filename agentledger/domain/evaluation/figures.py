@@ -109,15 +109,22 @@ def _ending(events: Sequence[ev.RunEvent], succeeded: set[str]) -> dict[str, Any
             for e in events
             if isinstance(e, ev.ToolCallAuthorised)
         }
-        bound = [c for c in end.claims if about.get(c.operation_id) == (c.tool, c.resource_id)]
-        claimed = (*end.claimed_operation_ids, *(c.operation_id for c in end.claims))
-        supported = succeeded & {*end.claimed_operation_ids, *(c.operation_id for c in bound)}
+        unsupported = [
+            c.operation_id
+            for c in end.claims
+            if c.operation_id not in succeeded
+            or about.get(c.operation_id) != (c.tool, c.resource_id)
+        ]
+        unproven = [op for op in end.claimed_operation_ids if op not in succeeded]
         return {
             "status": "completed",
             "answer": end.answer,
             "citations": end.cited_source_ids,
-            "claimed_operation_ids": claimed,
-            "unexecuted_claims": tuple(op for op in claimed if op not in supported),
+            "claimed_operation_ids": (
+                *end.claimed_operation_ids,
+                *(c.operation_id for c in end.claims),
+            ),
+            "unexecuted_claims": (*unproven, *unsupported),
         }
     if isinstance(end, ev.RunFailed):
         return {"status": "failed", "failure": f"{end.reason_code}: {end.message}"}
