@@ -117,7 +117,7 @@ def step_schema(profile: AgentProfile, step: str) -> OutputSchema:
     graph = profile.step_graph
     node = graph.node(step) if graph is not None else None
     handoffs = tuple(h.name for h in profile.handoffs if step in h.steps)
-    return decision_schema(steps[step].output_schema, node, handoffs)
+    return decision_schema(steps[step].output_schema, node, handoffs, bound_claims=True)
 
 
 async def schema(settings: Settings, args: argparse.Namespace) -> int:

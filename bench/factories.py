@@ -134,6 +134,7 @@ class RunScript:
         *,
         approval_id: str | None = None,
         write: bool = False,
+        resource_id: str | None = None,
     ) -> ev.ToolCallAuthorised:
         args = arguments or {}
         return self.add(
@@ -145,6 +146,7 @@ class RunScript:
             arguments_digest=sha256_hex(args),
             idempotency_key=f"idem-{self.run_id}-{op}" if write else None,
             approval_id=approval_id,
+            resource_id=resource_id,
         )
 
     def receipt(

@@ -67,6 +67,7 @@ def build_step_packet(
             profile.output_schema,
             graph.node(step) if graph is not None else None,
             manifest.handoffs_at(step),
+            manifest.bound_claims,
         ),
     )
 

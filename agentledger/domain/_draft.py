@@ -141,6 +141,7 @@ def _in_flight_call(event: ToolCallAuthorised) -> InFlightCall:
         arguments_digest=event.arguments_digest,
         idempotency_key=event.idempotency_key,
         approval_id=event.approval_id,
+        resource_id=event.resource_id,
     )
 
 
@@ -203,6 +204,7 @@ def apply_receipt(d: Draft, event: ToolReceiptRecorded) -> None:
             idempotency_key=r.idempotency_key,
             arguments_digest=call.arguments_digest,
             summary=bounded_summary(r.user_view),
+            resource_id=call.resource_id,
         )
     )
     d.settle_proposal(r.tool)

@@ -34,6 +34,7 @@ def _at_most(limit: int) -> Callable[[_S], _S]:
 
 _Rationale = Annotated[str, AfterValidator(_at_most(MAX_RATIONALE_CHARS))]
 _Ids = Annotated[tuple[str, ...], AfterValidator(_at_most(100))]
+_answer_text = Annotated[str, AfterValidator(_at_most(MAX_ANSWER_CHARS))]
 
 
 class ToolCallProposal(Frozen):
@@ -105,17 +106,34 @@ class Delegate(Frozen):
         return value
 
 
+class Claim(Frozen):
+    """An effect the answer reports as done: the operation, the tool that ran it and the
+    resource it was about (the value of the tool contract's resource argument; ``None`` only for
+    a tool that declares none). The runtime accepts it only when the run holds a succeeded
+    receipt of that operation, from that tool, about that resource."""
+
+    operation_id: Annotated[str, AfterValidator(_at_most(200))]
+    tool: Annotated[str, AfterValidator(_at_most(200))]
+    resource_id: Annotated[str, AfterValidator(_at_most(200))] | None = None
+
+
 class Answer(Frozen):
     """A user-facing answer with the source ids it relies on.
 
-    ``claimed_operation_ids`` names completed operations the answer reports as done; the runtime
-    rejects an answer that claims an operation without a succeeded receipt. A consequential
-    ``proposed_next_action`` is only a proposal: it goes through authorisation and approval.
+    ``claims`` names the completed operations the answer reports as done, each with its tool
+    and the resource it was about; the runtime rejects an answer whose claim no succeeded
+    receipt of that tool about that resource supports, and delivers each supported claim to
+    the customer as the receipt's own confirmation line. The prose itself is not checked: state
+    effects through ``claims``. A consequential ``proposed_next_action`` is only a proposal: it
+    goes through authorisation and approval.
     """
 
     type: Literal["answer"] = "answer"
-    answer: Annotated[str, AfterValidator(_at_most(MAX_ANSWER_CHARS))]
+    answer: _answer_text
     supporting_source_ids: _Ids = ()
+    claims: Annotated[tuple[Claim, ...], AfterValidator(_at_most(100))] = ()
+    # Claims recorded before they named their resource: still read, refused under a manifest
+    # that binds claims (``ExecutionManifest.bound_claims``), and left out of its schema.
     claimed_operation_ids: _Ids = ()
     proposed_next_action: ToolCallProposal | None = None
 

@@ -14,7 +14,7 @@ from pydantic import Field, JsonValue, TypeAdapter, field_validator, model_valid
 
 from agentledger.domain._model import Frozen, without_field
 from agentledger.domain.assertions import VerifiedAssertion
-from agentledger.domain.decisions import Decision, ToolCallProposal
+from agentledger.domain.decisions import Claim, Decision, ToolCallProposal
 from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import Receipt
@@ -48,6 +48,9 @@ class RunCompleted(Envelope):
     answer: str
     cited_source_ids: tuple[str, ...]
     claimed_operation_ids: tuple[str, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    """The effects the answer reported, each checked against its receipt (``domain.claims``);
+    ``answer`` carries their confirmation lines."""
 
 
 class RunFailed(Envelope):
@@ -100,6 +103,9 @@ class ToolCallAuthorised(Envelope):
     arguments_digest: str
     idempotency_key: str | None
     approval_id: str | None = None
+    resource_id: str | None = None
+    """The value of the contract's resource argument (``tools.resource_of``); recorded under
+    manifests that bind claims, so an answer's claim can be checked against it."""
 
 
 class ToolCallDenied(Envelope):

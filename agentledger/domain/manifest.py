@@ -137,6 +137,10 @@ class ExecutionManifest(Frozen):
     handoffs: tuple[HandoffContract, ...] = ()
     handoff_origin: HandoffOrigin | None = None
     """Set on a child run's manifest: the parent and the contract whose authority bounds it."""
+    bound_claims: bool = False
+    """An answer's claims name the tool and resource of each receipt they report, and are
+    checked against them (``domain.claims``); false only in manifests frozen before, whose runs
+    keep the ids-only claims they were recorded with."""
 
     def canonical(self) -> dict[str, Any]:
         """The JSON the hash is over. Fields added since are left out while empty, so manifests
@@ -149,6 +153,7 @@ class ExecutionManifest(Frozen):
             "trusted_keys",
             "handoffs",
             "handoff_origin",
+            "bound_claims",
         )
         exclude: dict[str, Any] = {name: True for name in optional if not getattr(self, name)}
         if self.compaction.window is None:
@@ -275,4 +280,5 @@ def resolve_manifest(
         trusted_keys=trusted_keys,
         handoffs=profile.handoffs,
         handoff_origin=handoff_origin,
+        bound_claims=True,
     )

@@ -12,6 +12,7 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from agentledger.domain._model import Frozen
+from agentledger.domain.claims import unsupported_claims
 from agentledger.domain.decisions import (
     Answer,
     AnyDecision,
@@ -85,9 +86,11 @@ def check_decision(
     state: WorkingState,
     packet_ids: Collection[str],
     output_schema: str | None = None,
+    bound_claims: bool = False,
 ) -> DecisionProblem | None:
     """Shape and grounding checks that do not need the authority gate. ``output_schema``: the
-    step's, under a step graph (``None``: the legacy steps' fixed outputs)."""
+    step's, under a step graph (``None``: the legacy steps' fixed outputs); ``bound_claims``:
+    the manifest's (``domain.claims``)."""
     if output_schema is None:
         allowed = _LEGACY_OUTPUTS.get(step, ())
     else:
@@ -104,6 +107,9 @@ def check_decision(
             reason_code="citation_not_in_context",
             detail=f"cited sources not in the packet: {', '.join(uncited)}",
         )
+    unsupported = unsupported_claims(decision, state, bound_claims)
+    if unsupported is not None:
+        return DecisionProblem(reason_code="unsupported_claim", detail=unsupported)
     unproven = [
         op
         for op in decision.claimed_operation_ids

@@ -9,7 +9,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, JsonValue, model_validator
+from pydantic import (
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from agentledger.domain._model import Frozen, without_field
 from agentledger.domain.decisions import Answer, ToolCallProposal
@@ -34,7 +40,21 @@ def bounded_summary(line: str) -> str:
     return f"{line[:cut]}… ({len(line) - cut} more characters in the receipt)"
 
 
-class CompletedAction(Frozen):
+class _AboutResource(Frozen):
+    """A call that may record the resource it was about. Written without ``resource_id`` while
+    it has none, so what compaction recorded for runs before the field existed stays exact."""
+
+    resource_id: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_resource(self, handler: SerializerFunctionWrapHandler) -> Any:
+        dumped = handler(self)
+        if isinstance(dumped, dict) and dumped.get("resource_id", "") is None:
+            del dumped["resource_id"]
+        return dumped
+
+
+class CompletedAction(_AboutResource):
     operation_id: str
     tool: str
     status: ReceiptStatus
@@ -42,6 +62,8 @@ class CompletedAction(Frozen):
     idempotency_key: str | None
     arguments_digest: str
     summary: str
+    resource_id: str | None = None
+    """What the call was about (the contract's resource argument), when its run recorded it."""
 
 
 class Observation(Frozen):
@@ -54,7 +76,7 @@ class Observation(Frozen):
     observed_at: datetime
 
 
-class InFlightCall(Frozen):
+class InFlightCall(_AboutResource):
     """Authorised, dispatched, no receipt yet: compaction is impossible while one exists."""
 
     operation_id: str
@@ -63,6 +85,7 @@ class InFlightCall(Frozen):
     arguments_digest: str
     idempotency_key: str | None
     approval_id: str | None
+    resource_id: str | None = None
 
 
 class DecisionNote(Frozen):

@@ -15,6 +15,7 @@ from typing import Literal, TypedDict
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentledger.domain import events as ev
+from agentledger.domain.claims import delivered_text
 from agentledger.domain.compaction import carried_size_problem, context_state
 from agentledger.domain.decisions import Answer, AnyDecision, AskUser, CallTool, Delegate
 from agentledger.domain.fold import evolve
@@ -139,7 +140,7 @@ def after_model_step(
         return _delegation(rec, now, step, decision, manifest)
     citable = result.packet.citable_ids if result.packet else ()
     schema = manifest.step(step).output_schema if graph is not None else None
-    problem = check_decision(step, decision, rec.state, citable, schema)
+    problem = check_decision(step, decision, rec.state, citable, schema, manifest.bound_claims)
     settled = problem or settled_decision(step, decision, graph)
     if isinstance(settled, DecisionProblem):
         _reject(rec, now, step, settled.reason_code, settled.detail, option=decision.type)
@@ -270,9 +271,10 @@ def complete(rec: Recording, now: datetime, answer: Answer) -> None:
     rec.add(
         ev.RunCompleted(
             **rec.stamp(now),
-            answer=answer.answer,
+            answer=delivered_text(answer, rec.state),
             cited_source_ids=answer.supporting_source_ids,
             claimed_operation_ids=answer.claimed_operation_ids,
+            claims=answer.claims,
         )
     )
 

@@ -261,6 +261,16 @@ def bounded_receipt(receipt: Receipt, scope: Scope, limit: int = MAX_RECEIPT_BYT
     )
 
 
+def resource_of(terms: ToolContract | ToolTerms, arguments: dict[str, JsonValue]) -> str | None:
+    """The resource a call is about: its contract's declared resource argument, as text
+    (``None`` when the contract declares none or the call leaves it out)."""
+    name = terms.resource_argument
+    value = arguments.get(name) if name is not None else None
+    if value is None or isinstance(value, dict | list):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
 Governed = ToolContract | ToolTerms
 """What the gate authorises against: an attempt's frozen terms, or (for a run prepared before
 manifests froze them) its pack's contract as deployed."""

@@ -36,7 +36,8 @@ Declaring a pack::
         ...  # ctx.engine, ctx.principal, ctx.now; ctx.facts(...), ctx.resource(...)
 
     @pack.write_tool(description="Credit the unused part of this period.",
-                     required_scope="credits:request", reconcile=find_credit)
+                     required_scope="credits:request", reconcile=find_credit,
+                     resource_argument="subscription_id")
     def issue_credit(ctx: ToolContext, subscription_id: str, amount: Decimal) -> Credit: ...
         # keyed on ctx.key; find_credit(ctx) returns the stored credit for ctx.key, or None
 
@@ -59,6 +60,21 @@ answers. The graph the steps draw is checked when built (reachable, no dead ends
 Models. ``ScriptedModel(name, {step: fn(PacketView) -> decision})`` is a deterministic model
 for tests and demos; build decisions with ``call_tool``, ``proceed``, ``ask_user``, ``answer``.
 
+Claims. An answer reports an effect only through a receipt about the same resource::
+
+    sub = view.reference("subscription_id")
+    credited = view.succeeded("issue_credit", subscription_id=sub)   # not succeeded(tool) alone
+    if credited is not None:
+        return answer("Your credit is on its way.", confirms=[credited])
+
+Each confirmed receipt becomes a claim (operation, tool, resource); the runtime refuses the
+answer (``decision_rejected``, ``unsupported_claim``) unless a succeeded receipt of that tool
+about that resource (the contract's ``resource_argument``) supports it, and delivers it to the
+customer as the receipt's own ``user_view`` line. Give every write tool a ``resource_argument``
+so its effects can be claimed. What the runtime cannot check is the prose: ``answer``'s text is
+delivered as written, so a sentence that states an effect without ``confirms`` is unverified
+(write "I have asked for …", never "… is done", unless a receipt confirms it).
+
 Errors. Anything that cannot run raises ``PackDefinitionError`` where it is declared or at
 ``build()``, and nothing of it is registered.
 """
@@ -76,6 +92,7 @@ from agentledger.domain.context import (
     ContextPacket,
     PacketItem,
     RequirementRule,
+    Section,
     SectionBudget,
     StepProfile,
     TokenBudget,
@@ -135,6 +152,7 @@ __all__ = [
     "Sample",
     "ScriptedModel",
     "SdkTool",
+    "Section",
     "SectionBudget",
     "Step",
     "StepGraph",

@@ -35,7 +35,14 @@ class Turn:
 
 
 class PacketView:
-    """Typed reading of a packet: the request, conversation, working state and tools."""
+    """Typed reading of one context packet: the request, the conversation, the working state
+    (verified facts, completed actions, refusals, errors) and the tools the step may use.
+
+    Look completed actions up by the resource they were about, never by tool alone: in a
+    conversation the customer may ask about another card, order or subscription, and an earlier
+    receipt about the first one says nothing about it. ``view.succeeded("extend_card",
+    card_id=card)`` is the receipt to claim with ``answer(..., confirms=[...])``.
+    """
 
     def __init__(self, packet: ContextPacket) -> None:
         self.packet = packet
@@ -43,6 +50,7 @@ class PacketView:
 
     @property
     def step(self) -> str:
+        """The step this packet was built for."""
         return self.packet.step
 
     @cached_property
@@ -67,6 +75,7 @@ class PacketView:
         return (self.request, *replies) if self.request else replies
 
     def reference(self, name: str) -> str | None:
+        """A reference the work order carries (``"order_id"``), or ``None``."""
         return _str(_dict(self.state.get("references")).get(name))
 
     @cached_property
@@ -76,6 +85,7 @@ class PacketView:
         return {key: _dict(value).get("value") for key, value in raw.items()}
 
     def fact(self, resource_id: str, name: str) -> JsonValue:
+        """One verified fact about one resource (``None`` when the packet holds none)."""
         return self.facts.get(f"{resource_id}.{name}")
 
     def resources_with(self, name: str) -> dict[str, JsonValue]:
@@ -85,11 +95,21 @@ class PacketView:
             k.removesuffix(suffix): v for k, v in sorted(self.facts.items()) if k.endswith(suffix)
         }
 
-    def completed(self, tool: str) -> list[dict[str, JsonValue]]:
-        return [a for a in self._list("completed_actions") if a.get("tool") == tool]
+    def completed(self, tool: str, **resource: JsonValue) -> list[dict[str, JsonValue]]:
+        """The completed calls of ``tool`` (any outcome), oldest first; with the contract's
+        resource argument (``card_id="gc_1001"``) only those about that resource. Each is
+        ``{tool, operation_id, status, receipt_id, resource_id}``."""
+        calls = [a for a in self._list("completed_actions") if a.get("tool") == tool]
+        if not resource:
+            return calls
+        wanted = _resource_value(tool, resource)  # None (no resource yet) matches no call
+        return [a for a in calls if wanted is not None and a.get("resource_id") == wanted]
 
-    def succeeded(self, tool: str) -> dict[str, JsonValue] | None:
-        return next((a for a in self.completed(tool) if a.get("status") == "succeeded"), None)
+    def succeeded(self, tool: str, **resource: JsonValue) -> dict[str, JsonValue] | None:
+        """The latest succeeded call of ``tool`` about ``resource`` (``card_id="gc_1001"``),
+        or ``None``. Pass it to ``answer(confirms=[...])`` to report the effect."""
+        done = [a for a in self.completed(tool, **resource) if a.get("status") == "succeeded"]
+        return done[-1] if done else None
 
     def refused(self, tool: str) -> dict[str, JsonValue] | None:
         """The latest rejection of ``tool`` (denied by the gate or an approver)."""
@@ -98,16 +118,20 @@ class PacketView:
 
     @property
     def errors(self) -> list[dict[str, JsonValue]]:
+        """Unresolved errors (a failed call, an unknown outcome) a person may need to see."""
         return self._list("unresolved_errors")
 
     @property
     def pending_approvals(self) -> list[dict[str, JsonValue]]:
+        """Proposals waiting on an approver."""
         return self._list("pending_approvals")
 
     def can_call(self, tool: str) -> bool:
+        """Whether this step may call ``tool`` now."""
         return tool in self.packet.tool_names()
 
     def can_propose(self, tool: str) -> bool:
+        """Whether this step may propose ``tool`` as a consequential next action."""
         return any(t.name == tool for t in self.packet.proposable_actions)
 
     def _list(self, field: str) -> list[dict[str, JsonValue]]:
@@ -157,20 +181,43 @@ def answer(
     text: str,
     *,
     sources: Sequence[str] = (),
-    claimed: Sequence[str] = (),
+    confirms: Sequence[Mapping[str, JsonValue]] = (),
     propose: tuple[str, Mapping[str, JsonValue]] | None = None,
 ) -> Decision:
-    """An answer; ``propose=(tool, arguments)`` asks for a consequential action (approval)."""
+    """An answer. ``confirms``: the completed actions it reports as done, as
+    ``PacketView.succeeded(tool, **resource)`` returned them; each becomes a claim of that
+    operation, tool and resource, which the runtime checks against the receipt and delivers to
+    the customer as the receipt's own confirmation line. ``text`` is free prose the runtime
+    cannot check: state no effect in it that ``confirms`` does not carry.
+    ``propose=(tool, arguments)`` asks for a consequential action (approval)."""
     proposal: JsonValue = None
     if propose is not None:
         proposal = {"tool": propose[0], "arguments": dict(propose[1])}
+    claims: list[JsonValue] = [
+        {
+            "operation_id": done.get("operation_id"),
+            "tool": done.get("tool"),
+            "resource_id": done.get("resource_id"),
+        }
+        for done in confirms
+    ]
     return {
         "type": "answer",
         "answer": text,
         "supporting_source_ids": list(dict.fromkeys(sources)),
-        "claimed_operation_ids": list(claimed),
+        "claims": claims,
         "proposed_next_action": proposal,
     }
+
+
+def _resource_value(tool: str, resource: Mapping[str, JsonValue]) -> str | None:
+    if len(resource) > 1:
+        raise TypeError(
+            f"{tool}: look a completed action up by its contract's one resource argument, "
+            f"not {', '.join(sorted(resource))}"
+        )
+    value = next(iter(resource.values()), None)
+    return None if value is None else value if isinstance(value, str) else str(value)
 
 
 def _turn_order(item: PacketItem) -> tuple[datetime, str]:

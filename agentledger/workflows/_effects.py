@@ -25,7 +25,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from agentledger.domain.governance import Allow
     from agentledger.domain.steps import record_receipt
-    from agentledger.domain.tools import Governed, Receipt, ReceiptStatus
+    from agentledger.domain.tools import Governed, Receipt, ReceiptStatus, resource_of
 
 from agentledger.workflows._approvals import ApprovalDesk
 from agentledger.workflows._core import MODEL_TIMEOUT, ONCE, RETRY, Run
@@ -41,6 +41,10 @@ class ToolCalls:
 
     async def execute(self, operation_id: str, allow: Allow) -> None:
         run = self._run
+        contract = run.contracts[allow.tool]
+        # Only a manifest that binds claims records the resource: the events of runs frozen
+        # before stay exactly as they were recorded (and replay).
+        resource = resource_of(contract, allow.arguments) if run.manifest.bound_claims else None
         run.record(
             ev.ToolCallAuthorised(
                 **run.stamp(),
@@ -51,9 +55,9 @@ class ToolCalls:
                 arguments_digest=allow.arguments_digest,
                 idempotency_key=allow.idempotency_key,
                 approval_id=allow.approval_id,
+                resource_id=resource,
             )
         )
-        contract = run.contracts[allow.tool]
         call = ToolStepInput(
             run_id=run.state.run_id,
             pack=run.work_order.pack,

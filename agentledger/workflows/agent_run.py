@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from agentledger.activities.surface import MemorySteps, RunSteps
     from agentledger.domain import events as ev
+    from agentledger.domain.claims import delivered_text, outcome_text
     from agentledger.domain.compaction import can_compact, carried_size_problem, compact
     from agentledger.domain.decisions import Answer, AskUser, CallTool, Delegate
     from agentledger.domain.fold import state_hash
@@ -340,7 +341,9 @@ class AgentRunWorkflow:
         elif decided is not None:
             if run.manifest.conversation is None:
                 await self._finish(decided)
-            elif (closing := self._conversation.after_answer(decided.answer)) is not None:
+            elif (
+                closing := self._conversation.after_answer(delivered_text(decided, run.state))
+            ) is not None:
                 await self._finish(closing)
 
     async def _finish(self, answer: Answer) -> None:
@@ -364,9 +367,8 @@ class AgentRunWorkflow:
         run.confirm(outbox)
 
     def _final_answer(self) -> str | None:
-        state = self._run.state
-        answer = state.last_answer
-        return answer.answer if answer is not None and state.status == "completed" else None
+        run = self._run
+        return outcome_text(run.state, for_parent=run.manifest.handoff_origin is not None)
 
     # ------------------------------------------------------------ handlers
     @workflow.update

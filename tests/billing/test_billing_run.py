@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from agentledger import client_ops
 from agentledger.domain import events as ev
+from agentledger.domain.decisions import Claim
 from agentledger.domain.state import WorkingState
 from agentledger.packs.billing import PACK
 from agentledger.packs.billing import records as r
@@ -70,7 +71,34 @@ async def test_the_run_asks_which_subscription_and_cancels_the_one_named(h: Harn
     assert steps[:2] == ["classify", "classify"] and "gather" in steps
     cancel = next(a for a in done.completed_actions if a.tool == "cancel_subscription")
     assert cancel.status == "succeeded" and done.last_answer is not None
-    assert done.last_answer.claimed_operation_ids == (cancel.operation_id,)
+    assert done.last_answer.claims == (
+        Claim(operation_id=cancel.operation_id, tool="cancel_subscription", resource_id="sub_1002"),
+    )
+    await h.client.get_workflow_handle(run_id).terminate("test done")
+
+
+async def test_a_follow_up_about_another_subscription_never_reuses_the_first_ones_receipt(
+    h: Harness,
+) -> None:
+    run_id = await start(h, "Please cancel my subscription.", "cust_ana")
+    await parked(h, run_id)
+    await client_ops.reply(h.client, run_id, "cust_ana", "The family plan.", issuer=h.issuer)
+    assert (await approve(h, run_id))["subscription_id"] == "sub_1002"
+    cancelled = await parked(h, run_id)
+    assert cancelled.awaiting is not None and cancelled.awaiting.reason == "follow_up"
+
+    await client_ops.reply(
+        h.client, run_id, "cust_ana", "And what about sub_1001?", issuer=h.issuer
+    )
+    after = await parked(h, run_id)
+    assert after.pending_approvals, "cancelling sub_1001 needs its own approval"
+    ((pending,),) = (tuple(after.pending_approvals.values()),)
+    assert pending.proposal.arguments["subscription_id"] == "sub_1001"
+    said = after.last_answer.answer if after.last_answer is not None else ""
+    assert "(sub_1001) is cancelled" not in said and said.endswith("Nothing has changed yet.")
+    assert after.last_answer is not None and after.last_answer.claims == ()
+    status = {row.subscription_id: row.status for row in rows(h, r.subscriptions)}
+    assert status["sub_1001"] == "active"
     await h.client.get_workflow_handle(run_id).terminate("test done")
 
 

@@ -18,6 +18,8 @@ from sqlalchemy import select
 from agentledger import client_ops
 from agentledger.cli import _parser
 from agentledger.domain import events as ev
+from agentledger.domain.claims import CONFIRMED_HEADING
+from agentledger.domain.state import WorkingState
 from agentledger.registry import register_pack, unregister_pack
 from tests._temporal import Harness
 
@@ -50,8 +52,9 @@ def test_the_tutorial_has_code_to_run() -> None:
     assert "[project.entry-points." in blocks("toml")[0]
 
 
-@pytest.mark.temporal
-async def test_the_tutorial_pack_runs(tutorial: ModuleType, harness: Harness) -> None:
+async def extended_gc_1001(tutorial: ModuleType, harness: Harness) -> tuple[str, WorkingState]:
+    """The tutorial's flow: a question, the customer's reply, an approved extension of gc_1001;
+    the run's id and its state once it answers."""
     pack, customer, clerk = tutorial.PACK, tutorial.CUSTOMER, tutorial.CLERK
     order = pack.make_work_order("My gift card stopped working", customer)
     handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
@@ -69,7 +72,16 @@ async def test_the_tutorial_pack_runs(tutorial: ModuleType, harness: Harness) ->
     )
 
     done = await client_ops.wait_for(harness.client, handle.id, pending_approval=False)
-    assert done.conversation[-1].text == "Card gc_1001 is extended."
+    return handle.id, done
+
+
+@pytest.mark.temporal
+async def test_the_tutorial_pack_runs(tutorial: ModuleType, harness: Harness) -> None:
+    run_id, done = await extended_gc_1001(tutorial, harness)
+    handle = harness.client.get_workflow_handle(run_id)
+    said = done.conversation[-1].text.splitlines()
+    assert said[:3] == ["Card gc_1001 is extended.", "", CONFIRMED_HEADING]
+    assert said[3].startswith("- extended card gc_1001 by 6 months | ")
     with harness.runtime.ledger.engine.connect() as db:
         extensions = db.execute(select(tutorial.EXTENSIONS)).all()
         status = db.execute(
@@ -80,6 +92,22 @@ async def test_the_tutorial_pack_runs(tutorial: ModuleType, harness: Harness) ->
     kinds = [e.kind for e in harness.runtime.ledger.read(handle.id)]
     assert kinds.count("user_replied") == 1 and kinds.count("approval_granted") == 1
     assert ev.ToolReceiptRecorded.model_fields["kind"].default in kinds
+
+
+@pytest.mark.temporal
+async def test_a_follow_up_about_another_card_never_reuses_the_first_cards_receipt(
+    tutorial: ModuleType, harness: Harness
+) -> None:
+    run_id, _ = await extended_gc_1001(tutorial, harness)
+    customer = tutorial.CUSTOMER
+    await client_ops.reply(
+        harness.client, run_id, customer.user_id, "and what about gc_1002?", issuer=harness.issuer
+    )
+    after = await client_ops.wait_for(harness.client, run_id, pending_approval=False)
+    assert after.conversation[-1].text == "Card gc_1002 is active."
+    read = [a.resource_id for a in after.completed_actions if a.tool == "get_card"]
+    assert read == ["gc_1001", "gc_1002"]
+    await harness.client.get_workflow_handle(run_id).terminate("follow-up checked")
 
 
 def test_every_command_line_in_the_tutorial_parses() -> None:

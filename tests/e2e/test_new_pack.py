@@ -23,6 +23,7 @@ from sqlalchemy import text
 from agentledger.activities.ledger import Ledger
 from agentledger.devserver import DevServer
 from agentledger.domain import events as ev
+from agentledger.domain.decisions import Claim
 from agentledger.domain.fold import project
 from tests.e2e._worker import cli_worker
 from tests.e2e.test_cli import CLI
@@ -123,7 +124,12 @@ def test_the_scaffolded_pack_runs_to_its_approval_and_closes_the_ticket_once(
     assert isinstance(approved_run[-1], ev.RunCompleted)
     answer = project(approved_run).last_answer
     assert answer is not None and answer.answer == "Ticket tkt_1001 is now closed."
-    assert answer.claimed_operation_ids == (receipts[1].operation_id,)
+    assert answer.claims == (
+        Claim(operation_id=receipts[1].operation_id, tool="close_ticket", resource_id="tkt_1001"),
+    )
+    completed = approved_run[-1]
+    assert completed.answer.startswith("Ticket tkt_1001 is now closed.\n\n")
+    assert f"- closed ticket tkt_1001 ({receipts[1].receipt_id})" in completed.answer
     with _ledger(env) as ledger, ledger.engine.connect() as db:
         closures = db.execute(text("SELECT ticket_id FROM acme_desk_closures")).all()
         status = db.execute(

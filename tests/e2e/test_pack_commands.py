@@ -79,13 +79,14 @@ def test_schema_prints_each_steps_decision_schema_from_its_profile_and_graph() -
         shown = cli(None, "schema", profile.name, "--pack", "support")
         assert shown.returncode == 0, shown.stderr
         node = graph.node(profile.name) if graph is not None else None
-        expected = decision_schema(profile.output_schema, node).json_schema
+        expected = decision_schema(profile.output_schema, node, bound_claims=True).json_schema
         assert json.loads(shown.stdout) == expected
     decides, answers = (
         cli(None, "schema", step).stdout for step in ("choose_next_action", "draft_answer")
     )
     assert '"call_tool"' in decides and '"call_tool"' not in answers
     assert '"supporting_source_ids"' in answers
+    assert '"claims"' in answers and "claimed_operation_ids" not in answers
 
 
 def test_schema_of_an_unknown_step_lists_the_steps_and_exits_2() -> None:

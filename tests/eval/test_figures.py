@@ -7,6 +7,8 @@ import random
 
 import pytest
 
+from agentledger.domain import events as ev
+from agentledger.domain.decisions import Claim
 from agentledger.domain.evaluation import (
     EvalConfig,
     Expectation,
@@ -21,8 +23,9 @@ from agentledger.domain.evaluation import (
     problems,
     sign_test,
 )
-from agentledger.domain.evaluation.figures import ReceiptSeen
+from agentledger.domain.evaluation.figures import ReceiptSeen, figures_of
 from agentledger.packs.support.profile import SUPPORT_PROFILE
+from bench.factories import RunScript
 
 
 def _config(name: str, **overrides: object) -> EvalConfig:
@@ -73,6 +76,23 @@ def test_a_claim_without_a_succeeded_receipt_and_a_missing_refund_are_problems()
     found = problems(expect, figures)
     assert len(found) == 3
     assert problems(Expectation(), figures.model_copy(update={"unexecuted_claims": ()})) == ()
+
+
+def test_a_claim_of_a_receipt_about_another_resource_is_an_unexecuted_claim() -> None:
+    s = RunScript()
+    s.started()
+    s.authorise(
+        "op_1", "create_refund", {"order_id": "ord_4821"}, write=True, resource_id="ord_4821"
+    )
+    s.receipt("op_1", "create_refund", write=True)
+    claims = (
+        Claim(operation_id="op_1", tool="create_refund", resource_id="ord_4821"),
+        Claim(operation_id="op_1", tool="create_refund", resource_id="ord_9999"),
+    )
+    s.add(ev.RunCompleted, answer="Refunded.", cited_source_ids=(), claims=claims)
+    figures = figures_of(s.events)
+    assert figures.claimed_operation_ids == ("op_1", "op_1")
+    assert figures.unexecuted_claims == ("op_1",)
 
 
 def test_the_sign_test_is_exact() -> None:

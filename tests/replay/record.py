@@ -222,6 +222,10 @@ async def main() -> None:
     # a foreign issuer's caller checked against the directory (issuers-bound-to-tenants).
     await _record("refund_approved_v10", approve=True, forged_first=True)
     await _record_single_use("conversation_v10")
+    # v11: claims bound to what they are about (manifest bound_claims): tool_call_authorised
+    # records the call's resource, the answer claims (operation, tool, resource) and the run
+    # completes with the receipt's confirmation line.
+    await _record("refund_approved_v11", approve=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
+from agentledger.domain.decisions import Claim
 from agentledger.domain.events import ApprovalAttemptRefused, RunCompleted, RunEvent
 from agentledger.domain.fold import project
 from agentledger.errors import Refused
@@ -88,7 +89,10 @@ async def test_a_late_order_is_refunded_once_after_approval(harness: Harness) ->
     state = project(events)
     refund = next(a for a in state.completed_actions if a.tool == "create_refund")
     assert refund.status == "succeeded" and refund.idempotency_key
-    assert final.claimed_operation_ids == (refund.operation_id,)
+    assert final.claims == (
+        Claim(operation_id=refund.operation_id, tool="create_refund", resource_id="ord_4821"),
+    )
+    assert final.answer.endswith(f"(receipt {refund.receipt_id})")
     run = harness.runtime.ledger.get_run(run_id)
     assert run is not None and run.status == "completed"
     assert harness.runtime.ledger.approvals(status="granted", run_id=run_id)

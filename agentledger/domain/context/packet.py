@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import Field, JsonValue, TypeAdapter
 
+from agentledger.domain._legacy_answer import Answer as LegacyAnswer
 from agentledger.domain._model import Frozen
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context.items import Category, Kind, Sensitivity, TrustLevel
@@ -190,22 +191,45 @@ def _schema(adapter: TypeAdapter[Any]) -> dict[str, JsonValue]:
 _BY_TYPE = Field(discriminator="type")
 _NEXT_ACTION = Annotated[CallTool | ProceedToAnswer, _BY_TYPE]
 
+
+def _answer_schema(adapter: TypeAdapter[Any], bound_claims: bool) -> dict[str, JsonValue]:
+    """Under bound claims the schema offers ``claims`` only: the ids-only field still parses
+    (recorded answers) but is refused, so a model is not shown it."""
+    schema = copy.deepcopy(_schema(adapter))
+    if bound_claims:
+        defs = cast(dict[str, Any], schema.get("$defs", {}))
+        for shape in (schema, defs.get("Answer", {})):
+            cast(dict[str, Any], shape.get("properties", {})).pop("claimed_operation_ids", None)
+    return schema
+
+
 OUTPUT_SCHEMAS: Mapping[str, OutputSchema] = MappingProxyType(
     {
         "next_action": OutputSchema(
             name="next_action", json_schema=_schema(TypeAdapter(_NEXT_ACTION))
         ),
-        "answer": OutputSchema(name="answer", json_schema=_schema(TypeAdapter(Answer))),
+        "answer": OutputSchema(name="answer", json_schema=_schema(TypeAdapter(LegacyAnswer))),
     }
 )
+"""The fixed schemas of manifests frozen before step graphs (and before bound claims)."""
 
+_BOUND_ANSWER = OutputSchema(
+    name="answer", json_schema=_answer_schema(TypeAdapter(Answer), bound_claims=True)
+)
 
 _GRAPH_OUTPUTS: Mapping[tuple[str, bool], TypeAdapter[Any]] = MappingProxyType(
     {
         ("next_action", False): TypeAdapter(Annotated[CallTool | Proceed, _BY_TYPE]),
         ("next_action", True): TypeAdapter(Annotated[CallTool | Proceed | AskUser, _BY_TYPE]),
-        ("answer", False): TypeAdapter(Answer),
-        ("answer", True): TypeAdapter(Annotated[Answer | AskUser, _BY_TYPE]),
+    }
+)
+
+_GRAPH_ANSWERS: Mapping[tuple[bool, bool], TypeAdapter[Any]] = MappingProxyType(
+    {
+        (False, False): TypeAdapter(LegacyAnswer),
+        (False, True): TypeAdapter(Annotated[LegacyAnswer | AskUser, _BY_TYPE]),
+        (True, False): TypeAdapter(Answer),
+        (True, True): TypeAdapter(Annotated[Answer | AskUser, _BY_TYPE]),
     }
 )
 
@@ -220,12 +244,18 @@ _DELEGATING: Mapping[bool, TypeAdapter[Any]] = MappingProxyType(
 
 @cache
 def decision_schema(
-    name: OutputSchemaName, node: StepNode | None, handoffs: tuple[str, ...] = ()
+    name: OutputSchemaName,
+    node: StepNode | None,
+    handoffs: tuple[str, ...] = (),
+    bound_claims: bool = False,
 ) -> OutputSchema:
     """The decision a step's model must return. A manifest frozen before step graphs
     (``node=None``) keeps the fixed schemas; under a graph a ``next_action`` step may ``proceed``
     only to the steps its node names, and a node that may ask offers ``ask_user`` too. A
-    ``next_action`` step with handoff contracts may also ``delegate`` through one of them."""
+    ``next_action`` step with handoff contracts may also ``delegate`` through one of them.
+    ``bound_claims``: the manifest's (an answer's claims name their resource)."""
+    if name == "answer":
+        return _answer_output(node, bound_claims)
     adapter = _GRAPH_OUTPUTS.get((name, node.ask_user)) if node is not None else None
     if node is None or adapter is None:
         return OUTPUT_SCHEMAS[name]
@@ -245,3 +275,10 @@ def decision_schema(
             "description": "the handoff contract to delegate through",
         }
     return OutputSchema(name=name, json_schema=schema)
+
+
+def _answer_output(node: StepNode | None, bound_claims: bool) -> OutputSchema:
+    if node is None:
+        return _BOUND_ANSWER if bound_claims else OUTPUT_SCHEMAS["answer"]
+    adapter = _GRAPH_ANSWERS[(bound_claims, node.ask_user)]
+    return OutputSchema(name="answer", json_schema=_answer_schema(adapter, bound_claims))

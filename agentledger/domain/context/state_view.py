@@ -49,12 +49,15 @@ def _verified_facts(state: WorkingState) -> JsonValue:
 
 
 def _completed_actions(state: WorkingState) -> JsonValue:
+    # ``resource_id`` only where the run recorded one: packets of runs recorded before keep
+    # their exact text (and hash).
     return [
         {
             "tool": a.tool,
             "operation_id": a.operation_id,
             "status": a.status,
             "receipt_id": a.receipt_id,
+            **({"resource_id": a.resource_id} if a.resource_id is not None else {}),
         }
         for a in state.completed_actions
     ]

@@ -43,7 +43,8 @@ class RunFigures(Frozen):
     citations: tuple[str, ...] = ()
     claimed_operation_ids: tuple[str, ...] = ()
     unexecuted_claims: tuple[str, ...] = ()
-    """Claimed operations without a succeeded receipt: an answer that claims what did not happen."""
+    """Claimed operations without a succeeded receipt (of the claimed tool, about the claimed
+    resource): an answer that claims what did not happen."""
     answer: str = ""
     failure: str = ""
     wall_seconds: float = 0.0
@@ -103,13 +104,27 @@ def _ending(events: Sequence[ev.RunEvent], succeeded: set[str]) -> dict[str, Any
     """How the run ended: its status, answer, citations and claims, or its failure."""
     end = next((e for e in reversed(events) if isinstance(e, ev.RunCompleted | ev.RunFailed)), None)
     if isinstance(end, ev.RunCompleted):
-        claimed = end.claimed_operation_ids
+        about = {
+            e.operation_id: (e.tool, e.resource_id)
+            for e in events
+            if isinstance(e, ev.ToolCallAuthorised)
+        }
+        unsupported = [
+            c.operation_id
+            for c in end.claims
+            if c.operation_id not in succeeded
+            or about.get(c.operation_id) != (c.tool, c.resource_id)
+        ]
+        unproven = [op for op in end.claimed_operation_ids if op not in succeeded]
         return {
             "status": "completed",
             "answer": end.answer,
             "citations": end.cited_source_ids,
-            "claimed_operation_ids": claimed,
-            "unexecuted_claims": tuple(op for op in claimed if op not in succeeded),
+            "claimed_operation_ids": (
+                *end.claimed_operation_ids,
+                *(c.operation_id for c in end.claims),
+            ),
+            "unexecuted_claims": (*unproven, *unsupported),
         }
     if isinstance(end, ev.RunFailed):
         return {"status": "failed", "failure": f"{end.reason_code}: {end.message}"}

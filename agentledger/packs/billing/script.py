@@ -124,9 +124,9 @@ def resolve(v: PacketView) -> dict[str, JsonValue]:
     if wanted == "invoices" or wanted is None:
         return answer(_invoices_text(v, sub))
     tool = ACTIONS[wanted]
-    done = v.succeeded(tool)
+    done = v.succeeded(tool, subscription_id=sub)
     if done is not None:
-        return answer(_done_text(v, sub, wanted), claimed=[str(done.get("operation_id"))])
+        return answer(_done_text(v, sub, wanted, done), confirms=[done])
     refused = v.refused(tool)
     if refused is not None:
         return answer(
@@ -167,7 +167,7 @@ def _propose(v: PacketView, sub: str, wanted: str, tool: str) -> dict[str, JsonV
     )
 
 
-def _done_text(v: PacketView, sub: str, wanted: str) -> str:
+def _done_text(v: PacketView, sub: str, wanted: str, done: dict[str, JsonValue]) -> str:
     plan = v.fact(sub, "plan")
     if wanted == "cancel":
         return (
@@ -175,8 +175,7 @@ def _done_text(v: PacketView, sub: str, wanted: str) -> str:
         )
     if wanted == "pause":
         return f"{plan} ({sub}) is paused and resumes on {v.fact(sub, 'resumes_on')}."
-    receipt = v.succeeded("issue_prorated_credit") or {}
-    return f"A prorated credit for {plan} ({sub}) was issued (receipt {receipt.get('receipt_id')})."
+    return f"A prorated credit for {plan} ({sub}) was issued (receipt {done.get('receipt_id')})."
 
 
 def _invoices_text(v: PacketView, sub: str) -> str:

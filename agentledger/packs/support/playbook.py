@@ -41,8 +41,17 @@ class _View:
     def fact(self, name: str) -> JsonValue:
         return self.facts.get(f"{self.order_id}.{name}")
 
-    def done(self, tool: str) -> dict[str, JsonValue] | None:
-        return next((a for a in self.completed if a.get("tool") == tool), None)
+    def done(self, tool: str, about: str | None = None) -> dict[str, JsonValue] | None:
+        """The first completed call of ``tool``; with ``about``, of one about that resource (a
+        call recorded before runs kept their resource was about the run's one order)."""
+        return next(
+            (
+                a
+                for a in self.completed
+                if a.get("tool") == tool and (about is None or a.get("resource_id", about) == about)
+            ),
+            None,
+        )
 
     def refused(self, tool: str) -> dict[str, JsonValue] | None:
         return next((r for r in reversed(self.rejected) if r.get("option") == tool), None)
@@ -94,7 +103,7 @@ def _answer(v: _View) -> dict[str, JsonValue]:
         v.fact("refundable_amount"),
         v.fact("currency"),
     )
-    refund = v.done("create_refund")
+    refund = v.done("create_refund", about=v.order_id) if v.order_id is not None else None
     if v.order_id is None:
         return _reply(
             "Which order is this about? Please send its order number (it looks like "
@@ -121,7 +130,7 @@ def _answer(v: _View) -> dict[str, JsonValue]:
             f"(receipt {refund.get('receipt_id')}). It reaches your original payment "
             "method within 5 business days.",
             _cite(v, "#late-delivery", "#refund-method"),
-            claimed=[str(refund.get("operation_id"))],
+            confirms=[refund],
         )
     refused = v.refused("create_refund")
     if refused is not None:
@@ -195,14 +204,24 @@ def _reply(
     answer: str,
     sources: list[str],
     *,
-    claimed: list[str] | None = None,
+    confirms: list[dict[str, JsonValue]] | None = None,
     proposal: dict[str, JsonValue] | None = None,
 ) -> dict[str, JsonValue]:
+    """An answer; ``confirms``: the completed actions it reports, each claimed with the
+    resource its receipt is about (the runtime checks it and renders the receipt's line)."""
+    claims: list[JsonValue] = [
+        {
+            "operation_id": a.get("operation_id"),
+            "tool": a.get("tool"),
+            "resource_id": a.get("resource_id"),
+        }
+        for a in confirms or []
+    ]
     return {
         "type": "answer",
         "answer": answer,
         "supporting_source_ids": list(dict.fromkeys(sources)),
-        "claimed_operation_ids": claimed or [],
+        "claims": claims,
         "proposed_next_action": proposal,
     }
 

@@ -151,7 +151,7 @@ class ReviewedPlaybook:
                 f"did not clear it ({_reasons(verdict)}). No refund has been made; a support "
                 "agent will follow up.",
                 "supporting_source_ids": output.get("supporting_source_ids", []),
-                "claimed_operation_ids": [],
+                "claims": [],
                 "proposed_next_action": None,
             }
         return ModelReply(output=output, usage=reply.usage)
