@@ -65,16 +65,6 @@ def confirmations(answer: Answer, state: WorkingState) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def outcome_text(state: WorkingState, for_parent: bool) -> str | None:
-    """What a completed run answered: as its customer received it, or, for a child run, the
-    bare output its parent parses against the handoff's schema (``for_parent``). ``None`` while
-    the run has not completed with an answer."""
-    answer = state.last_answer
-    if answer is None or state.status != "completed":
-        return None
-    return answer.answer if for_parent else delivered_text(answer, state)
-
-
 def delivered_text(answer: Answer, state: WorkingState) -> str:
     """The text the customer receives: the answer, then the runtime's confirmation of each
     effect it claims. An answer without claims is delivered as written."""

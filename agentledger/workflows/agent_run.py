@@ -23,7 +23,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from agentledger.activities.surface import MemorySteps, RunSteps
     from agentledger.domain import events as ev
-    from agentledger.domain.claims import delivered_text, outcome_text
+    from agentledger.domain.claims import delivered_text
     from agentledger.domain.compaction import can_compact, carried_size_problem, compact
     from agentledger.domain.decisions import Answer, AskUser, CallTool, Delegate
     from agentledger.domain.fold import state_hash
@@ -367,8 +367,15 @@ class AgentRunWorkflow:
         run.confirm(outbox)
 
     def _final_answer(self) -> str | None:
+        """What the run answered: as its customer received it (with the runtime's confirmation
+        of each claimed effect), or for a child run the bare output its parent parses."""
         run = self._run
-        return outcome_text(run.state, for_parent=run.manifest.handoff_origin is not None)
+        answer = run.state.last_answer
+        if answer is None or run.state.status != "completed":
+            return None
+        if run.manifest.handoff_origin is not None:
+            return answer.answer
+        return delivered_text(answer, run.state)
 
     # ------------------------------------------------------------ handlers
     @workflow.update

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from agentledger.domain import events as ev
 from agentledger.domain.canonical import sha256_hex
-from agentledger.domain.claims import CONFIRMED_HEADING, delivered_text, outcome_text
+from agentledger.domain.claims import CONFIRMED_HEADING, delivered_text
 from agentledger.domain.context.packet import decision_schema
 from agentledger.domain.decisions import Answer, Claim
 from agentledger.domain.fold import project
@@ -125,17 +125,3 @@ def test_the_schema_of_a_manifest_that_binds_claims_offers_claims_only() -> None
     legacy = decision_schema("answer", None).json_schema
     assert "claims" in bound["properties"] and "claimed_operation_ids" not in bound["properties"]
     assert "claims" not in legacy["properties"] and "claimed_operation_ids" in legacy["properties"]
-
-
-def test_a_customer_receives_the_confirmations_and_a_parent_run_the_bare_output() -> None:
-    claim = Claim(operation_id="op_1", tool="create_refund", resource_id="ord_4821")
-    rec = Recording(run_id="run-1", state=project(refunded().events), manifest_hash=MANIFEST.hash)
-    at = T0 + timedelta(hours=1)
-    said = Answer(answer='{"verdict": "clear"}', claims=(claim,))
-    assert outcome_text(rec.state, for_parent=False) is None  # not completed yet
-    after_model_step(rec, at, DRAFT_ANSWER, ModelStepResult(decision=said), MANIFEST)
-    complete(rec, at, said)
-    assert outcome_text(rec.state, for_parent=True) == '{"verdict": "clear"}'
-    customer = outcome_text(rec.state, for_parent=False)
-    assert customer is not None and customer.startswith('{"verdict": "clear"}\n\n')
-    assert CONFIRMED_HEADING in customer
