@@ -4,7 +4,6 @@ to wait: on an approval, on its customer, or because it ended."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 
 import orjson
 from temporalio.client import Client, WorkflowExecutionStatus
@@ -12,7 +11,8 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from agentledger import client_ops, liveness
 from agentledger.activities.ledger import Ledger
 from agentledger.config import Settings
-from agentledger.domain.events import ConversationClosed, ReplyAwaited, RunEvent, RunFailed
+from agentledger.domain.conversation import closed, ended
+from agentledger.domain.events import RunFailed
 from agentledger.domain.state import WorkingState
 from agentledger.errors import Refused
 from agentledger.identity import issuer_for
@@ -72,31 +72,3 @@ async def report(client: Client, state: WorkingState, ledger: Ledger) -> int:
     )
     say(f"failed: {failed.reason_code}: {failed.message}" if failed else "failed")
     return 1
-
-
-def ended(events: Sequence[RunEvent], run_id: str, status: str) -> str:
-    """What a reply to a run that has ended is told: that it ended, and how its conversation
-    closed if it did."""
-    told = f"run {run_id} has ended ({status}); it takes no replies"
-    how = closed(events)
-    return f"{told}; {how}" if how else f"{told}; start a new one with `agentledger run`"
-
-
-def closed(events: Sequence[RunEvent]) -> str | None:
-    """How the run's conversation closed (``None``: it did not), with the closing message and,
-    when nobody had answered it, the question left open."""
-    close = next((e for e in reversed(events) if isinstance(e, ConversationClosed)), None)
-    if close is None:
-        return None
-    asked = next(
-        (e for e in reversed(events) if isinstance(e, ReplyAwaited) and e.seq < close.seq), None
-    )
-    left = (
-        f'with its question unanswered ("{asked.message}")'
-        if asked is not None and asked.reason == "question"
-        else "after its last answer"
-    )
-    return (
-        f"the conversation closed ({close.reason.replace('_', ' ')}) {left}; closing "
-        f'message: "{close.message}"'
-    )

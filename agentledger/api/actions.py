@@ -28,6 +28,7 @@ from agentledger.activities.retrieval import (
 from agentledger.api.access import ApiContext, visible_run
 from agentledger.api.auth import Caller
 from agentledger.api.problems import ApiProblem, not_found
+from agentledger.domain.conversation import ended
 from agentledger.errors import NotFound, Refused, ServerUnavailable
 from agentledger.registry import PackInstalledAfterStart, PackLoadError, UnknownPack, get_pack
 
@@ -118,10 +119,18 @@ async def reply(ctx: ApiContext, caller: Caller, run_id: str, text: str) -> dict
             on_behalf_of=caller.verified(),
         )
     except NotFound:
-        raise not_found(f"run {run_id}") from None
+        # The run is in the ledger (``visible_run`` checked): its workflow has ended.
+        told = await asyncio.to_thread(_ended, ctx, run_id)
+        raise ApiProblem(409, "run-ended", told, reason_code="run_ended") from None
     except Refused as exc:
         raise ApiProblem(409, "reply-refused", str(exc)) from None
     return result.model_dump(mode="json")
+
+
+def _ended(ctx: ApiContext, run_id: str) -> str:
+    row = ctx.ledger.get_run(run_id)
+    status = row.status if row is not None else "ended"
+    return ended(ctx.ledger.read(run_id), run_id, status)
 
 
 def add_policy(

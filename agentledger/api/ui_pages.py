@@ -8,7 +8,9 @@ from agentledger.activities.ledger import RunRow
 from agentledger.api import proposals, views
 from agentledger.api.access import ApiContext, is_staff
 from agentledger.api.auth import Caller
+from agentledger.domain.claims import delivered_text
 from agentledger.domain.fold import project
+from agentledger.domain.state import WorkingState
 
 
 def inbox_items(ctx: ApiContext, caller: Caller) -> list[dict[str, Any]]:
@@ -39,5 +41,13 @@ def run_page(ctx: ApiContext, row: RunRow) -> dict[str, Any]:
         "refusals": views.refusals(events),
         "decisions": views.decisions(events),
         "manifest": ctx.ledger.get_manifest_body(row.manifest_hash),
-        "answer": state.last_answer.answer if state.last_answer else None,
+        "answer": shown_answer(row, state),
     }
+
+
+def shown_answer(row: RunRow, state: WorkingState) -> str | None:
+    """The answer as the customer received it: the completed run's recorded text, or the latest
+    answer of a conversation still open, each with the runtime's confirmation lines."""
+    if row.answer is not None:
+        return row.answer
+    return delivered_text(state.last_answer, state) if state.last_answer else None

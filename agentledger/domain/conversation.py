@@ -4,7 +4,10 @@ the update's validator so forged messages never fill history)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from agentledger.domain._model import Frozen
+from agentledger.domain.events import ConversationClosed, ReplyAwaited, RunEvent
 from agentledger.domain.limits import MAX_REPLY_CHARS
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.state import WorkingState
@@ -49,3 +52,31 @@ def reply_refusal(
 
 def user_turns(state: WorkingState) -> int:
     return sum(1 for turn in state.conversation if turn.role == "user")
+
+
+def ended(events: Sequence[RunEvent], run_id: str, status: str) -> str:
+    """What a reply to a run that has ended is told: that it ended, and how its conversation
+    closed if it did."""
+    told = f"run {run_id} has ended ({status}); it takes no replies"
+    how = closed(events)
+    return f"{told}; {how}" if how else f"{told}; start a new one with `agentledger run`"
+
+
+def closed(events: Sequence[RunEvent]) -> str | None:
+    """How the run's conversation closed (``None``: it did not), with the closing message and,
+    when nobody had answered it, the question left open."""
+    close = next((e for e in reversed(events) if isinstance(e, ConversationClosed)), None)
+    if close is None:
+        return None
+    asked = next(
+        (e for e in reversed(events) if isinstance(e, ReplyAwaited) and e.seq < close.seq), None
+    )
+    left = (
+        f'with its question unanswered ("{asked.message}")'
+        if asked is not None and asked.reason == "question"
+        else "after its last answer"
+    )
+    return (
+        f"the conversation closed ({close.reason.replace('_', ' ')}) {left}; closing "
+        f'message: "{close.message}"'
+    )

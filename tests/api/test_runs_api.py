@@ -15,7 +15,8 @@ from agentledger.activities.memory import MemoryStore
 from agentledger.api.audit import api_denials
 from agentledger.domain.context import ContextPacket, render_packet
 from agentledger.domain.context.clearance import as_cleared
-from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted
+from agentledger.domain.claims import CONFIRMED_HEADING
+from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, RunCompleted
 from agentledger.domain.memory.records import MemoryProposal, MemoryScope
 from agentledger.domain.principal import Principal
 from agentledger.packs.support import records
@@ -188,6 +189,18 @@ async def test_a_reply_goes_to_the_run_which_refuses_it_in_its_own_words(
     assert kinds.count("reply_refused") == 1
 
 
+async def test_a_reply_to_an_ended_run_says_it_ended(http: Http, harness: Harness) -> None:
+    started = await http("usr_73").post(
+        "/api/runs", json={"request": "Where is my order ord_4821?"}
+    )
+    run_id = started.json()["run_id"]
+    await harness.finish(run_id)
+    response = await http("usr_73").post(f"/api/runs/{run_id}/replies", json={"text": "hello?"})
+    assert response.status_code == 409 and problem_type(response) == "run-ended", response.text
+    detail = response.json()["detail"]
+    assert f"run {run_id} has ended (completed)" in detail and "no run" not in detail
+
+
 async def test_a_runs_stream_says_when_it_moved_and_ends_with_the_run(
     http: Http, harness: Harness
 ) -> None:
@@ -220,6 +233,24 @@ async def test_the_runs_pages_show_a_tenant_its_own_runs_only(
     assert hidden.status_code == 404 and "text/html" in hidden.headers["content-type"]
     shown = await page("usr_73", f"/ui/runs/{run_id}")
     assert shown.status_code == 200 and "awaiting_approval" in shown.text
+
+
+async def test_the_run_page_shows_the_answer_as_the_customer_received_it(
+    http: Http, harness: Harness, local_signer: Signer
+) -> None:
+    """The confirmation lines the runtime rendered from the receipts are part of the answer."""
+    run_id, approval_id = await pending_refund(http, harness)
+    decided = await http("ops_lead_1").post(
+        f"/api/runs/{run_id}/approvals/{approval_id}/decision", json={"approve": True}
+    )
+    assert decided.status_code == 200, decided.text
+    events = await harness.finish(run_id)
+    (done,) = [e for e in events if isinstance(e, RunCompleted)]
+    assert CONFIRMED_HEADING in done.answer
+    browser = http("")
+    await browser.post("/login", data={"token": local_signer.token("usr_73")})
+    shown = await browser.get(f"/ui/runs/{run_id}")
+    assert shown.status_code == 200 and CONFIRMED_HEADING in shown.text, shown.text
 
 
 async def test_packet_items_above_the_readers_clearance_are_shown_without_their_content(
