@@ -13,9 +13,9 @@ from sqlalchemy import func, select
 
 from agentledger.activities.memory import MemoryStore
 from agentledger.api.audit import api_denials
+from agentledger.domain.claims import CONFIRMED_HEADING
 from agentledger.domain.context import ContextPacket, render_packet
 from agentledger.domain.context.clearance import as_cleared
-from agentledger.domain.claims import CONFIRMED_HEADING
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, RunCompleted
 from agentledger.domain.memory.records import MemoryProposal, MemoryScope
 from agentledger.domain.principal import Principal

@@ -56,8 +56,8 @@ def test_a_reply_to_a_conversation_closed_unanswered_says_it_ended_and_how(
 
 
 def test_how_a_conversation_closed_reads_after_a_question_and_after_an_answer() -> None:
-    from agentledger.domain.conversation import closed, ended
     from agentledger.domain import events as ev
+    from agentledger.domain.conversation import closed, ended
 
     def asked(reason: Literal["question", "follow_up"], message: str) -> ev.ReplyAwaited:
         return ev.ReplyAwaited(
