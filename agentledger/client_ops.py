@@ -124,6 +124,16 @@ async def _watched_state(client: Client, run_id: str, queue: str) -> WorkingStat
         raise liveness.rpc_failure(exc, f"waiting for run {run_id}") from None
 
 
+async def cancel(client: Client, run_id: str) -> None:
+    """Ask Temporal to cancel the run: it records its end and expires its pending approvals."""
+    try:
+        await client.get_workflow_handle(run_id).cancel()
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            raise NotFound(f"no run {run_id} on this Temporal server") from None
+        raise liveness.rpc_failure(exc, f"cancelling run {run_id}") from None
+
+
 async def described(client: Client, run_id: str) -> WorkflowExecutionDescription:
     try:
         return await client.get_workflow_handle(run_id).describe()

@@ -19,6 +19,7 @@ from agentledger.api.docs import install_docs
 from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit, PageHeaders
 from agentledger.api.problems import ApiProblem, install_handlers, problem_response
 from agentledger.identity import Issuer
+from agentledger.registry import loaded_packs
 
 STATIC = Path(__file__).parent / "static"
 
@@ -37,10 +38,12 @@ def create_app(
     signer: Issuer,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     secure_cookies: bool = False,
+    a2a_url: str | None = None,
 ) -> FastAPI:
     """``signer``: the issuer that signs decisions and replies for verified callers (its key
     must be one the workers' runs trust); ``secure_cookies``: mark the session cookies
-    ``Secure`` (behind TLS)."""
+    ``Secure`` (behind TLS); ``a2a_url``: this service's public base URL, to serve every loaded
+    pack over A2A at ``<a2a_url>/a2a/<pack>`` (``api.a2a``)."""
     app = FastAPI(
         title="agentledger", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None
     )
@@ -59,6 +62,11 @@ def create_app(
     routers = (routes_runs.router, live.router, routes_admin.router, routes_memory.router)
     for router in (*routers, ui.router):
         app.include_router(router)
+    if a2a_url is not None:
+        from agentledger.api import a2a  # a2a-sdk and protobuf, only where A2A is served
+
+        context = app.state.context
+        app.router.routes.extend(a2a.routes(context, loaded_packs()[0], a2a_url.rstrip("/")))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     install_docs(app)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)

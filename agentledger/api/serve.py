@@ -36,6 +36,12 @@ def trusted_issuers(issuer: Issuer) -> list[TrustedIssuer]:
     return [local_issuer(issuer), *issuers_from(os.environ.get(ISSUERS_VARIABLE))]
 
 
+def public_url(args: argparse.Namespace) -> str:
+    """Where clients reach this service (``AGENTLEDGER_PUBLIC_URL`` behind a proxy or TLS): the
+    base of the URLs this service hands out (the A2A agent cards)."""
+    return os.environ.get("AGENTLEDGER_PUBLIC_URL") or f"http://{args.host}:{args.port}"
+
+
 async def serve(settings: Settings, args: argparse.Namespace) -> int:
     register_env_packs(settings.extra_packs)
     ledger = open_ledger(settings)
@@ -43,9 +49,12 @@ async def serve(settings: Settings, args: argparse.Namespace) -> int:
     client = await connect(settings)
     signer = issuer_for(settings)
     issuers = trusted_issuers(signer)
-    app = create_app(ledger, client, settings.task_queue, issuers, signer=signer)
+    app = create_app(
+        ledger, client, settings.task_queue, issuers, signer=signer, a2a_url=public_url(args)
+    )
     say(
-        f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs); "
+        f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs, "
+        "A2A: /a2a/<pack>); "
         f"trusting {', '.join(i.issuer for i in issuers)}"
     )
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info")
