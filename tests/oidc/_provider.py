@@ -18,7 +18,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,16 +71,19 @@ def _config(port: int) -> dict[str, Any]:
     device = {"token_endpoint_auth_method": "none", "response_types": [], "redirect_uris": []}
     service = {"grant_types": ["client_credentials"], "response_types": [], "redirect_uris": []}
     grants = ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"]
+    hurried = {"client_id": HURRIED_CLI.client_id, "grant_types": grants, "device_code_ttl": 2}
+    services = [
+        {"client_id": c.client_id, "client_secret": c.secret, **service}
+        for c in (INTAKE, GLOBEX_BOT)
+    ]
     return {
         "port": port,
         "issuer": f"http://127.0.0.1:{port}",
         "clients": [
             {"client_id": PERSON_CLI.client_id, "grant_types": grants, **device},
-            {"client_id": HURRIED_CLI.client_id, "grant_types": grants, "device_code_ttl": 2,
-             **device},
-            *({"client_id": c.client_id, "client_secret": c.secret, **service}
-              for c in (INTAKE, GLOBEX_BOT)),
-        ],  # fmt: skip
+            {**hurried, **device},
+            *services,
+        ],
         "resources": {
             API_RESOURCE: {"audience": "agentledger-api", "ttl": 600},
             SHORT_RESOURCE: {"audience": "agentledger-api", "ttl": SHORT_TOKEN_SECONDS},
@@ -125,10 +128,8 @@ def _wait_until_listening(proc: subprocess.Popen[bytes], issuer: str, log: Path)
 
 
 def proc_wait(proc: subprocess.Popen[bytes], seconds: float) -> None:
-    try:
+    with suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 class Person:

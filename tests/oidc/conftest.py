@@ -67,13 +67,9 @@ async def served(
     trusted = [
         # Keys from the provider's discovery document; no leeway, so a two-second token dies.
         TrustedIssuer(issuer=issuer_url, tenants=("acme",), leeway_seconds=0),
-        TrustedIssuer(
-            issuer=stack.issuer.name, jwks=stack.issuer.public_jwks(), directory=True
-        ),
+        TrustedIssuer(issuer=stack.issuer.name, jwks=stack.issuer.public_jwks(), directory=True),
     ]
-    app = create_app(
-        stack.runtime.ledger, stack.client, queue, trusted, signer=stack.issuer
-    )
+    app = create_app(stack.runtime.ledger, stack.client, queue, trusted, signer=stack.issuer)
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     async with Runtime(stack.settings, stack.runtime.ledger).worker(stack.client):
