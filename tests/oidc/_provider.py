@@ -31,10 +31,10 @@ PROVIDER_JS = ROOT / "infra/oidc/provider.js"
 PACKAGE = ROOT / "infra/oidc/node_modules/oidc-provider/package.json"
 API_RESOURCE = "https://api.agentledger.test/"
 SHORT_RESOURCE = "https://short.agentledger.test/"
-"""The same API's audience, but tokens that live two seconds (expiry, renewal)."""
+"""The same API's audience, but tokens that live five seconds (expiry, renewal)."""
 OTHER_RESOURCE = "https://other.example.test/"
 """Another API's audience: a token for it is not one for ours."""
-SHORT_TOKEN_SECONDS = 2
+SHORT_TOKEN_SECONDS = 5
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def _node() -> str:
     return node
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -97,7 +97,7 @@ def _config(port: int) -> dict[str, Any]:
 def oidc_provider(folder: Path) -> Iterator[str]:
     """The provider on a free loopback port; yields its issuer URL once it listens."""
     node = _node()
-    port = _free_port()
+    port = free_port()
     config = folder / "oidc-provider.json"
     config.write_text(json.dumps(_config(port)))
     log = folder / "oidc-provider.log"

@@ -65,7 +65,7 @@ async def served(
     bound = {issuer_url: ("acme",)}
     stack = replace(stack, settings=replace(stack.settings, issuer_tenants=bound))
     trusted = [
-        # Keys from the provider's discovery document; no leeway, so a two-second token dies.
+        # Keys from the provider's discovery document; no leeway: a 5-second token dies on time.
         TrustedIssuer(issuer=issuer_url, tenants=("acme",), leeway_seconds=0),
         TrustedIssuer(issuer=stack.issuer.name, jwks=stack.issuer.public_jwks(), directory=True),
     ]
