@@ -124,7 +124,12 @@ async def _through_api(
     url = api_url()
     if url is None:
         raise ConfigError("set AGENTLEDGER_API_URL to the API (`agentledger serve`) to ask it")
-    provider = _provider()
+    provider = provider_settings()
+    if provider is None:
+        raise ConfigError(
+            f"AGENTLEDGER_API_URL is set, but no identity provider ({ISSUER_VARIABLE}) to get "
+            "a token from: set it, or unset AGENTLEDGER_API_URL for the embedded default"
+        )
     async with httpx.AsyncClient() as http:
         token = await current_token(provider, TokenCache(settings.data_dir), http)
         return await api_client.call(http, url, token.access_token, method, path, body)

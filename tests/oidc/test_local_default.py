@@ -35,6 +35,16 @@ def test_the_embedded_default_still_needs_who_signs(capsys: pytest.CaptureFixtur
     assert capsys.readouterr().err.startswith("agentledger: --user USER is required")
 
 
+def test_an_api_without_an_identity_provider_is_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AGENTLEDGER_API_URL", "http://127.0.0.1:9")
+    assert main(["approve", "run-1", "appr-1"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"agentledger: AGENTLEDGER_API_URL is set, but no identity provider ({ISSUER_VARIABLE})"
+    )
+
+
 def test_help_tells_the_local_issuer_from_the_identity_provider(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
