@@ -84,6 +84,13 @@ test_tier() {
         .venv/bin/npm ci --prefix infra/mcp --no-audit --no-fund --silent
         touch "$mcp"
     fi
+    # The identity tests' OpenID Connect provider: panva's certified oidc-provider.
+    local oidc="infra/oidc/node_modules/.installed-$(sha256sum infra/oidc/package-lock.json | cut -c1-16)"
+    if [ ! -f "$oidc" ]; then
+        echo "· installing the OIDC test peer (npm ci --prefix infra/oidc)"
+        .venv/bin/npm ci --prefix infra/oidc --no-audit --no-fund --silent
+        touch "$oidc"
+    fi
 }
 
 export PATH="$PWD/.venv/bin:$PATH"

@@ -25,11 +25,16 @@ if TYPE_CHECKING:
 _COMMANDS = {
     **{
         name: f"agentledger.commands:{name}"
-        for name in ("dev", "worker", "seed", "migrate", "run", "approve", "stop")
+        for name in ("dev", "worker", "seed", "migrate", "stop")
+    },
+    # With AGENTLEDGER_API_URL these go through the API with an identity provider's token;
+    # without it, to agentledger.commands (the embedded default's local issuer).
+    **{
+        name: f"agentledger.oidc.commands:{name}"
+        for name in ("run", "approve", "reply", "login", "logout", "whoami")
     },
     "verify": "agentledger.verify_command:verify",
     "demo": "agentledger.demo_command:demo",
-    "reply": "agentledger.conversation_commands:reply",
     "show": "agentledger.reading:show",
     "approvals": "agentledger.reading:approvals",
     "docs": "agentledger.docs_command:docs_add",
@@ -87,7 +92,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--all", action="store_true", help="ended runs too, not only running")
     _deploy_parser(command("deploy", help="route new runs to another build of the workers"))
     _docs_parser(command("docs", help="versioned policy documents for retrieval"))
-    _token_parser(command("token", help="bearer tokens and public keys of this issuer"))
+    _token_parser(
+        command("token", help="tokens and public keys of the local issuer (embedded default)")
+    )
+    _identity_parsers(command)
     command("stop", help="stop the embedded Temporal server")
     _pack_parsers(command)
     _eval_parser(command("eval", help="compare two configurations on an eval suite's work orders"))
@@ -161,10 +169,26 @@ def _stack_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
     command("migrate", help="migrate the ledger and install the packs' tables, then exit")
 
 
+def _identity_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """Signing in to the identity provider that AGENTLEDGER_OIDC_ISSUER names (docs/identity.md);
+    the embedded single-user default needs none of it."""
+    command(
+        "login",
+        help="get a token from the identity provider (AGENTLEDGER_OIDC_ISSUER): a person by the "
+        "device code it shows, a service by client credentials; cached in the data directory",
+    )
+    command("logout", help="forget this data directory's token from the identity provider")
+    command("whoami", help="who the API (AGENTLEDGER_API_URL) says your token proves")
+
+
 def _run_parser(run: argparse.ArgumentParser) -> None:
     run.add_argument("pack")
     run.add_argument("request")
-    run.add_argument("--user", required=True)
+    run.add_argument(
+        "--user",
+        help="the requester, on the embedded default (required there); through "
+        "AGENTLEDGER_API_URL the requester is whoever your token says",
+    )
     run.add_argument(
         "--wait",
         action="store_true",
@@ -179,9 +203,10 @@ def _approve_parser(approve: argparse.ArgumentParser) -> None:
     approve.add_argument(
         "--as",
         dest="principal",
-        required=True,
-        help="sign the decision as this principal with this machine's issuer key (the run "
-        "verifies the signature with the key it pinned; the directory says who they are)",
+        help="embedded default only (required there): sign the decision as this principal with "
+        "the data directory's local issuer key (the run verifies the signature with the key it "
+        "pinned; the directory says who they are). Through AGENTLEDGER_API_URL your identity "
+        "provider's token says who decides (`agentledger login`)",
     )
     approve.add_argument("--reject", action="store_true")
     approve.add_argument("--reason", default="")
@@ -193,7 +218,11 @@ def _approve_parser(approve: argparse.ArgumentParser) -> None:
 def _reply_parser(reply: argparse.ArgumentParser) -> None:
     reply.add_argument("run_id")
     reply.add_argument("text")
-    reply.add_argument("--as", dest="principal", required=True, help="the run's requester")
+    reply.add_argument(
+        "--as",
+        dest="principal",
+        help="the run's requester, signed by the local issuer (embedded default; required there)",
+    )
     reply.add_argument("--wait", action="store_true", help="wait until it answers or asks again")
 
 
@@ -244,7 +273,11 @@ def _deploy_parser(deploy: argparse.ArgumentParser) -> None:
 
 def _token_parser(token: argparse.ArgumentParser) -> None:
     verbs = token.add_subparsers(dest="token_command", required=True, metavar="VERB")
-    issue = verbs.add_parser("issue", help="sign a bearer token for a principal (prints it)")
+    issue = verbs.add_parser(
+        "issue",
+        help="sign a bearer token for a principal with the local issuer (prints it); with an "
+        "identity provider, people and services use `agentledger login` instead",
+    )
     issue.add_argument("--as", dest="principal", required=True, help="e.g. ops_lead_1")
     issue.add_argument("--minutes", type=int, default=60, help="lifetime (default 60, max 1440)")
     issue.add_argument("--audience", default="agentledger-api", help="default agentledger-api")

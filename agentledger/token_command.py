@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from datetime import timedelta
 
 from agentledger.commands import principal_of, say
@@ -13,6 +14,10 @@ from agentledger.identity import issuer_for
 from agentledger.reading import open_ledger
 
 MAX_TOKEN_MINUTES = 24 * 60
+LOCAL_ISSUER_NOTE = (
+    "signed by the local issuer {name!r} (this data directory's key): the embedded single-user "
+    "default. With an identity provider (AGENTLEDGER_OIDC_ISSUER), use `agentledger login`."
+)
 
 
 async def token(settings: Settings, args: argparse.Namespace) -> int:
@@ -28,4 +33,6 @@ async def token(settings: Settings, args: argparse.Namespace) -> int:
     # Only someone the directory knows gets a token; who they are is looked up again at use.
     subject = principal_of(open_ledger(settings), args.principal).user_id
     say(issuer.token(subject, audience=args.audience, ttl=timedelta(minutes=args.minutes)))
+    # Said on stderr, so `TOKEN=$(agentledger token issue ...)` still captures the token alone.
+    print(LOCAL_ISSUER_NOTE.format(name=issuer.name), file=sys.stderr)
     return 0

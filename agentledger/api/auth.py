@@ -18,7 +18,8 @@ from typing import Any
 
 import jwt
 
-from agentledger.api.problems import unauthenticated
+from agentledger.api.oidc_discovery import Discovery
+from agentledger.api.problems import ApiProblem, unauthenticated
 from agentledger.config import ISSUERS_VARIABLE, bound_tenants
 from agentledger.domain.principal import Principal, claim_problem, tenant_covers
 from agentledger.errors import ConfigError
@@ -44,6 +45,8 @@ class TrustedIssuer:
     directory: bool = False
     tenants: tuple[str, ...] = ()
     """The tenants (sub-tenants included) an external issuer may speak for: nobody else."""
+    leeway_seconds: int = LEEWAY_SECONDS
+    """Clock skew allowed around ``nbf``/``exp`` (``leeway_seconds`` of the issuer's entry)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,8 @@ class Caller:
 
 
 class _Keys:
-    """An issuer's verification keys: a fixed JWKS, or fetched (and cached) from its URL."""
+    """An issuer's verification keys: a fixed JWKS, or fetched (and cached) from its URL, or
+    from the ``jwks_uri`` of its OpenID discovery document (``oidc_discovery.Discovery``)."""
 
     def __init__(self, trusted: TrustedIssuer) -> None:
         try:
@@ -71,8 +75,11 @@ class _Keys:
         except jwt.PyJWTError as exc:  # a misconfigured issuer stops the service at start
             raise ConfigError(f"issuer {trusted.issuer!r}: its JWKS is unusable: {exc}") from None
         self._client = jwt.PyJWKClient(trusted.jwks_url) if trusted.jwks_url else None
+        self._discovery = None if trusted.jwks or trusted.jwks_url else Discovery(trusted.issuer)
 
     def key_for(self, token: str, kid: str | None) -> jwt.PyJWK:
+        if self._discovery is not None:
+            return self._discovery.signing_key(token)
         if self._client is not None:
             return self._client.get_signing_key_from_jwt(token)
         assert self._set is not None
@@ -105,11 +112,20 @@ class Authenticator:
                 algorithms=[a for a in ALGORITHMS if a == (key.algorithm_name or a)],
                 audience=trusted.audience,
                 issuer=trusted.issuer,
-                leeway=LEEWAY_SECONDS,
+                leeway=trusted.leeway_seconds,
                 options={"require": ["exp", "iss", "aud", "sub"]},
             )
         except jwt.ExpiredSignatureError:
             raise unauthenticated("the token has expired", "token-expired") from None
+        except jwt.InvalidAudienceError:
+            raise unauthenticated(
+                f"the token is not for this API (audience {trusted.audience!r} expected)",
+                "wrong-audience",
+            ) from None
+        except jwt.PyJWKClientConnectionError as exc:
+            raise ApiProblem(
+                503, "issuer-unreachable", f"issuer {trusted.issuer!r}'s keys: {exc}"
+            ) from None
         except (jwt.PyJWTError, ValueError) as exc:
             raise unauthenticated(f"the token is not valid: {exc}") from None
         return self._caller(trusted, claims)
@@ -122,7 +138,10 @@ class Authenticator:
             raise unauthenticated(f"not a JWT: {exc}") from None
         found = self._issuers.get(str(unverified.get("iss")))
         if found is None:
-            raise unauthenticated(f"issuer {unverified.get('iss')!r} is not trusted here")
+            raise unauthenticated(
+                f"issuer {str(unverified.get('iss'))[:200]!r} is not trusted here",
+                "issuer-not-trusted",
+            )
         return found[0], found[1], header
 
     def _caller(self, trusted: TrustedIssuer, claims: dict[str, Any]) -> Caller:
@@ -178,7 +197,8 @@ def bearer_token(authorization: str | None) -> str | None:
 
 def issuers_from(value: str | None) -> list[TrustedIssuer]:
     """``AGENTLEDGER_OIDC_ISSUERS``: a JSON list of {issuer, tenants, audience, jwks_file |
-    jwks_url, tenant_claim, roles_claim}, inline or as the path of a ``.json`` file."""
+    jwks_url (neither: OpenID discovery), tenant_claim, roles_claim, leeway_seconds}, inline or
+    as the path of a ``.json`` file."""
     if not value or not value.strip():
         return []
     try:
@@ -189,9 +209,13 @@ def issuers_from(value: str | None) -> list[TrustedIssuer]:
 
 
 def _issuer(entry: dict[str, Any]) -> TrustedIssuer:
+    """Keys from ``jwks_file`` or ``jwks_url``, or (neither) the issuer's discovery document."""
     jwks_file = entry.get("jwks_file")
-    if bool(jwks_file) == bool(entry.get("jwks_url")):
-        raise ValueError(f"issuer {entry.get('issuer')!r} needs one of jwks_file or jwks_url")
+    if jwks_file and entry.get("jwks_url"):
+        raise ValueError(f"issuer {entry.get('issuer')!r}: jwks_file or jwks_url, not both")
+    leeway = entry.get("leeway_seconds", LEEWAY_SECONDS)
+    if not isinstance(leeway, int) or not 0 <= leeway <= 300:
+        raise ValueError(f"issuer {entry.get('issuer')!r}: leeway_seconds is 0 to 300")
     return TrustedIssuer(
         issuer=entry["issuer"],
         audience=entry.get("audience", API_AUDIENCE),
@@ -200,4 +224,5 @@ def _issuer(entry: dict[str, Any]) -> TrustedIssuer:
         tenant_claim=entry.get("tenant_claim", "tenant"),
         roles_claim=entry.get("roles_claim", "roles"),
         tenants=bound_tenants(entry),
+        leeway_seconds=leeway,
     )

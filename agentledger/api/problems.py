@@ -6,11 +6,13 @@ request is answered with a bare 500 page or a stack trace.
 
 ApiProblem
  ├── 400 malformed-json, invalid-request (422), payload-too-large (413)
- ├── 401 unauthenticated, invalid-token
+ ├── 401 unauthenticated, invalid-token, token-expired, wrong-audience, issuer-not-trusted,
+ │       issuer-not-bound, claims-disagree
  ├── 403 forbidden, csrf-failed, and the workflow's refusals (requester-cannot-approve, …)
  ├── 404 not-found
  ├── 409 not-pending, digest-mismatch, expired, conflict
- └── 503 unavailable (Temporal or the database cannot be reached), pack-installed-after-start
+ └── 503 unavailable (Temporal or the database cannot be reached), issuer-unreachable (an OIDC
+         issuer's discovery document or keys could not be fetched), pack-installed-after-start
          (a pack installed after the service started: restart it to serve the pack),
          pack-unavailable (installed, but it cannot be loaded: a missing dependency)
 """

@@ -39,10 +39,10 @@ def _forged(signer: Signer, sub: str) -> str:
     ("make", "expected"),
     [
         (lambda s: s.token("ops_lead_1", ttl=-120), "token-expired"),
-        (lambda s: s.token("ops_lead_1", aud="someone-else"), "invalid-token"),
+        (lambda s: s.token("ops_lead_1", aud="someone-else"), "wrong-audience"),
         (lambda s: s.token("ops_lead_1", nbf=int(time.time()) + 3600), "invalid-token"),
         (lambda s: _forged(s, "ops_lead_1"), "invalid-token"),
-        (lambda s: Signer("https://evil.test", s.key, s.kid).token("x"), "invalid-token"),
+        (lambda s: Signer("https://evil.test", s.key, s.kid).token("x"), "issuer-not-trusted"),
         (lambda s: s.token("nobody_in_directory"), "invalid-token"),
         (
             lambda s: jwt.encode(

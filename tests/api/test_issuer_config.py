@@ -43,8 +43,9 @@ def test_issuers_come_from_inline_json_or_a_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "value",
     [
-        '[{"issuer": "https://a", "tenants": ["acme"]}]',
         '[{"issuer": "https://a", "jwks_url": "u", "jwks_file": "f", "tenants": ["acme"]}]',
+        '[{"issuer": "https://a", "tenants": ["acme"], "leeway_seconds": 301}]',
+        '[{"issuer": "https://a", "tenants": ["acme"], "leeway_seconds": "30"}]',
         '[{"jwks_url": "u", "tenants": ["acme"]}]',
         '[{"issuer": "https://a", "jwks_url": "u"}]',  # bound to no tenant: speaks for nobody
         '[{"issuer": "https://a", "jwks_url": "u", "tenants": []}]',
@@ -56,6 +57,11 @@ def test_issuers_come_from_inline_json_or_a_file(tmp_path: Path) -> None:
 def test_a_wrong_issuer_configuration_is_a_config_error(value: str) -> None:
     with pytest.raises(ConfigError, match="AGENTLEDGER_OIDC_ISSUERS"):
         issuers_from(value)
+
+
+def test_an_issuer_without_keys_named_is_read_by_openid_discovery() -> None:
+    (entry,) = issuers_from('[{"issuer": "https://a", "tenants": ["acme"], "leeway_seconds": 0}]')
+    assert (entry.jwks, entry.jwks_url, entry.leeway_seconds) == (None, None, 0)
 
 
 def test_an_issuer_without_usable_keys_stops_the_service_at_start() -> None:
