@@ -77,6 +77,11 @@ class Checks:
             assert seen.refusals[e.approval_id] <= MAX_RECORDED_REFUSALS, "refusals uncapped"
         elif isinstance(e, ev.HistoryCompacted):
             seen.refusals.clear()  # a new execution: its own allowance
+        elif isinstance(e, ev.ToolReceiptRecorded) and e.receipt.tool == "create_refund":
+            paid = e.receipt.idempotency_key in {k for _, k in self.world.refunds.paid}
+            assert (e.receipt.status == "succeeded") == paid, (
+                f"the receipt of {e.receipt.operation_id} says {e.receipt.status}"
+            )
         elif isinstance(e, ev.ToolCallAuthorised) and e.tool == "create_refund":
             assert e.approval_id in seen.granted, f"{e.operation_id} authorised without a grant"
             assert e.approval_id not in seen.used, f"grant {e.approval_id} used twice"

@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -37,8 +37,8 @@ from hypothesis.stateful import (
 
 from agentledger.domain.compaction import can_compact
 from bench.protocol_checks import Checks, Sent
-from bench.protocol_desk import judge, record_decision, sign, validate
-from bench.protocol_prefix import APPROVERS, FORGER, ISSUER, ORDERS, TTL_SECONDS
+from bench.protocol_desk import forged, judge, record_decision, sign, validate
+from bench.protocol_prefix import APPROVERS, ISSUER, ORDERS, TTL_SECONDS
 from bench.protocol_world import Crash, Run, World
 
 MAX_RUNS = 6
@@ -185,7 +185,7 @@ class DeepProtocol(RuleBasedStateMachine):
     @rule(pick=PICK, kind=st.sampled_from(FORGERIES), crash_at=CRASH_AT)
     def forge(self, pick: int, kind: str, crash_at: int | None) -> None:
         run = _pick(self._pending(), pick)
-        sent = _forged(self.world, run, kind)
+        sent = forged(self.world, run, kind, _asked(run))
         outcome = self._send(run, sent, crash_at)
         assert outcome not in ACCEPTED, f"a forgery ({kind}) was {outcome}"
         self._fired("forge", f"{kind}:{outcome}")
@@ -261,26 +261,6 @@ def _asked(run: Run) -> tuple[str, str]:
     return approval_id, run.state.pending_approvals[approval_id].proposal_digest
 
 
-def _forged(world: World, run: Run, kind: str) -> Sent:
-    approval_id, digest = _asked(run)
-    signer, subject, sent_digest = ISSUER, "ops_lead_1", digest
-    audience_run, audience_apr = run.run_id, approval_id
-    if kind == "unpinned_key":
-        signer = FORGER
-    elif kind == "stale_digest":
-        digest = sent_digest = "0" * 64
-    elif kind == "other_audience":
-        audience_run, audience_apr = "run_elsewhere", "apr_1"
-    elif kind == "claims_another":
-        subject = "agent_2"
-    token = sign(world, signer, subject, audience_run, audience_apr, digest=digest, approve=True)
-    if kind == "unsigned":
-        token = ""
-    elif kind == "tampered":
-        token = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
-    return Sent(run.run_id, token, "ops_lead_1", approval_id, sent_digest, True)
-
-
 @dataclass(frozen=True)
 class Explored:
     examples: int
@@ -290,12 +270,16 @@ class Explored:
     violation: str | None
 
 
-def explore(examples: int, steps: int, *, seed: int | None = None) -> Explored:
-    """Run the machine; a broken invariant is reported (hypothesis's shrunk example), not raised."""
+def explore(
+    examples: int, steps: int, *, derandomize: bool = False, shrink: bool = True
+) -> Explored:
+    """Run the machine; a broken invariant is reported (hypothesis's shrunk example, unless
+    ``shrink`` is off), not raised. ``derandomize``: the same examples every time."""
     DeepProtocol.tally = Tally()
     explored = settings(
         max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
-        suppress_health_check=list(HealthCheck), derandomize=seed is not None,
+        suppress_health_check=list(HealthCheck), derandomize=derandomize,
+        phases=list(Phase) if shrink else [Phase.generate],
     )  # fmt: skip
     violation = None
     try:

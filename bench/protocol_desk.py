@@ -21,7 +21,8 @@ from agentledger.domain.assertions import ALGORITHM, Expected, approval_audience
 from agentledger.domain.principal import Principal
 from agentledger.identity import Issuer
 from agentledger.workflows._assertions import check_assertion
-from bench.protocol_prefix import ASSERTION_SECONDS, DIRECTORY, MANIFEST
+from bench.protocol_checks import Sent
+from bench.protocol_prefix import ASSERTION_SECONDS, DIRECTORY, FORGER, ISSUER, MANIFEST
 from bench.protocol_world import Run, World
 
 Judged = ApprovalRefusal | tuple[Principal, Any]
@@ -90,3 +91,26 @@ def record_decision(world: World, run: Run, judged: ApprovalRefusal | tuple[Prin
         t.record(ev.ApprovalRejected, reason="not this time", **common)
         return "rejected"
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def forged(world: World, run: Run, kind: str, asked: tuple[str, str]) -> Sent:
+    """A decision for the approval ``asked`` (its id and digest) no approver made: unsigned,
+    signed with a key the run did not pin, for a stale proposal, for another run's approval,
+    by someone other than it claims, or tampered with after signing."""
+    approval_id, digest = asked
+    signer, subject, sent_digest = ISSUER, "ops_lead_1", digest
+    audience_run, audience_apr = run.run_id, approval_id
+    if kind == "unpinned_key":
+        signer = FORGER
+    elif kind == "stale_digest":
+        digest = sent_digest = "0" * 64
+    elif kind == "other_audience":
+        audience_run, audience_apr = "run_elsewhere", "apr_1"
+    elif kind == "claims_another":
+        subject = "agent_2"
+    token = sign(world, signer, subject, audience_run, audience_apr, digest=digest, approve=True)
+    if kind == "unsigned":
+        token = ""
+    elif kind == "tampered":
+        token = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
+    return Sent(run.run_id, token, "ops_lead_1", approval_id, sent_digest, True)
