@@ -7,11 +7,12 @@ two approvers deciding at once, a used assertion sent again, the clock moved pas
 assertions, approval timers firing, the refund activity crashing before or after its commit,
 continue-as-new (with windows), a worker crash at any point of any task, and replay.
 
-After every step (``Checks``): each order refunded at most once, and only under a key a grant
-authorised; each approval decided at most once, granted only before it expired, by an eligible
-approver with the pinned key, for the digest it asked about, and used at most once; an expiry
-only once due; no token accepted twice; every ledger contiguous, folding to the worker's state.
-At the end each run is driven to rest, and must get there.
+After every step (``Checks``): each order refunded at most once, only under a key a grant
+authorised, and each receipt saying whether its refund was paid; each approval decided at most
+once, granted only before it expired, by an eligible approver with the pinned key, for the
+digest it asked about, and used at most once; an expiry only once due; no token accepted twice;
+every ledger contiguous, folding to the worker's state. At the end replay agrees with the live
+state, and each run, left alone, reaches its end.
 
 ``explore`` runs it and counts how often each rule fired and what came of it;
 ``python -m bench.protocol`` prints the figures, ``tests/domain/test_protocol_deep.py`` runs a
