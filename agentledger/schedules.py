@@ -19,6 +19,7 @@ from temporalio.client import (
     Client,
     Schedule,
     ScheduleActionStartWorkflow,
+    ScheduleAlreadyRunningError,
     ScheduleIntervalSpec,
     ScheduleOverlapPolicy,
     SchedulePolicy,
@@ -130,6 +131,10 @@ async def add(
         await client.create_schedule(
             sid, _schedule(definition, work_order, queue), memo={MEMO_KEY: asdict(definition)}
         )
+    except ScheduleAlreadyRunningError:
+        raise Refused(
+            f"schedule {definition.name} already exists; delete it first or choose another name"
+        ) from None
     except RPCError as exc:
         raise _named(exc, definition.name) from None
     ScheduleJournal(ledger.engine).record(
@@ -142,8 +147,6 @@ async def add(
 def _named(exc: RPCError, name: str) -> Exception:
     if exc.status == RPCStatusCode.INVALID_ARGUMENT:
         return InvalidSchedule(f"schedule {name}: {exc.message}")
-    if exc.status == RPCStatusCode.ALREADY_EXISTS or "already" in exc.message.lower():
-        return Refused(f"schedule {name} already exists; delete it first or choose another name")
     if exc.status == RPCStatusCode.NOT_FOUND:
         return NotFound(f"no schedule {name}; `agentledger schedule list` shows them")
     return exc
