@@ -8,14 +8,16 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from prometheus_client import make_asgi_app
 from temporalio.client import Client
 
 from agentledger.activities.ledger import Ledger
-from agentledger.api import live, routes_admin, routes_memory, routes_runs, ui
+from agentledger.api import live, routes_admin, routes_hooks, routes_memory, routes_runs, ui
 from agentledger.api.access import ApiContext
 from agentledger.api.audit import DenialLog
 from agentledger.api.auth import Authenticator, TrustedIssuer
 from agentledger.api.docs import install_docs
+from agentledger.api.hooks import WebhookDoor
 from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit, PageHeaders
 from agentledger.api.problems import ApiProblem, install_handlers, problem_response
 from agentledger.identity import Issuer
@@ -37,10 +39,12 @@ def create_app(
     signer: Issuer,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     secure_cookies: bool = False,
+    webhooks: WebhookDoor | None = None,
 ) -> FastAPI:
     """``signer``: the issuer that signs decisions and replies for verified callers (its key
     must be one the workers' runs trust); ``secure_cookies``: mark the session cookies
-    ``Secure`` (behind TLS)."""
+    ``Secure`` (behind TLS); ``webhooks``: the signed webhook sources ``/hooks`` accepts
+    (their counters served at ``/metrics``)."""
     app = FastAPI(
         title="agentledger", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None
     )
@@ -53,13 +57,19 @@ def create_app(
         signer=signer,
     )
     app.state.secure_cookies = secure_cookies
+    app.state.webhooks = webhooks
     install_handlers(app)
     app.add_exception_handler(ui.LoginRequired, _to_login)
     app.add_exception_handler(ApiProblem, _problem)
-    routers = (routes_runs.router, live.router, routes_admin.router, routes_memory.router)
+    routers = (
+        routes_runs.router, live.router, routes_admin.router, routes_memory.router,
+        routes_hooks.router,
+    )  # fmt: skip
     for router in (*routers, ui.router):
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    if webhooks is not None:
+        app.mount("/metrics", make_asgi_app(webhooks.metrics.registry), name="metrics")
     install_docs(app)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(PageHeaders)

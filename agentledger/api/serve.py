@@ -14,6 +14,7 @@ import uvicorn
 
 from agentledger.api.app import create_app
 from agentledger.api.auth import TrustedIssuer, issuers_from
+from agentledger.api.hooks import webhook_door
 from agentledger.commands import start_server
 from agentledger.config import ISSUERS_VARIABLE, Settings
 from agentledger.identity import API_AUDIENCE, Issuer, issuer_for
@@ -43,7 +44,9 @@ async def serve(settings: Settings, args: argparse.Namespace) -> int:
     client = await connect(settings)
     signer = issuer_for(settings)
     issuers = trusted_issuers(signer)
-    app = create_app(ledger, client, settings.task_queue, issuers, signer=signer)
+    app = create_app(
+        ledger, client, settings.task_queue, issuers, signer=signer, webhooks=webhook_door(ledger)
+    )
     say(
         f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs); "
         f"trusting {', '.join(i.issuer for i in issuers)}"
