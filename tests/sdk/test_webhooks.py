@@ -106,17 +106,12 @@ SECRET = b"s" * 32
 def test_a_signature_binds_the_timestamp_the_delivery_id_and_the_body() -> None:
     stamp = str(int(NOW.timestamp()))
     good = signature(SECRET, stamp, "d1", b"{}")
-    judge = lambda **kw: signature_problem(  # noqa: E731
-        SECRET,
-        **{
-            "timestamp": stamp,
-            "delivery_id": "d1",
-            "sent": good,
-            "body": b"{}",
-            "now": NOW,
-            **kw,
-        },
-    )
+
+    def judge(**changed: Any) -> str | None:
+        given: dict[str, Any] = {"timestamp": stamp, "delivery_id": "d1", "sent": good,
+                                 "body": b"{}", "now": NOW, **changed}  # fmt: skip
+        return signature_problem(SECRET, **given)
+
     assert judge() is None
     assert judge(body=b"{ }") == "invalid-signature"
     assert judge(delivery_id="d2") == "invalid-signature"
