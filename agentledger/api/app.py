@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -19,8 +20,10 @@ from agentledger.api.auth import Authenticator, TrustedIssuer
 from agentledger.api.docs import install_docs
 from agentledger.api.hooks import WebhookDoor
 from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit, PageHeaders
+from agentledger.api.mcp_door import MCP_PATH, mcp_server, metadata_routes
 from agentledger.api.problems import ApiProblem, install_handlers, problem_response
 from agentledger.identity import Issuer
+from agentledger.registry import loaded_packs
 
 STATIC = Path(__file__).parent / "static"
 
@@ -40,14 +43,17 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     secure_cookies: bool = False,
     webhooks: WebhookDoor | None = None,
+    mcp_url: str | None = None,
 ) -> FastAPI:
     """``signer``: the issuer that signs decisions and replies for verified callers (its key
     must be one the workers' runs trust); ``secure_cookies``: mark the session cookies
     ``Secure`` (behind TLS); ``webhooks``: the signed webhook sources ``/hooks`` accepts
-    (their counters served at ``/metrics``)."""
+    (their counters served at ``/metrics``); ``mcp_url``: this service's public base URL, to
+    serve MCP at ``<mcp_url>/mcp/`` (``api.mcp_door``)."""
     app = FastAPI(
-        title="agentledger", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None
-    )
+        title="agentledger", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None,
+        lifespan=_lifespan,
+    )  # fmt: skip
     app.state.context = ApiContext(
         ledger=ledger,
         client=client,
@@ -70,10 +76,35 @@ def create_app(
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     if webhooks is not None:
         app.mount("/metrics", make_asgi_app(webhooks.metrics.registry), name="metrics")
+    if mcp_url is not None:
+        _mount_mcp(app, mcp_url.rstrip("/"), [i.issuer for i in issuers])
     install_docs(app)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(PageHeaders)
     return app
+
+
+def _mount_mcp(app: FastAPI, base_url: str, issuers: list[str]) -> None:
+    resource = base_url + MCP_PATH
+    web_issuers = [i for i in issuers if i.startswith(("http://", "https://"))]
+    server = mcp_server(
+        app.state.context, loaded_packs()[0].values(), resource_url=resource,
+        issuer_url=(web_issuers or [base_url])[0],
+    )  # fmt: skip
+    app.mount(MCP_PATH, server.streamable_http_app(streamable_http_path="/", stateless_http=True))
+    app.router.routes.extend(metadata_routes(resource, issuers))
+    app.state.mcp_server = server
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """The MCP transport's session manager runs while the app does."""
+    server = getattr(app.state, "mcp_server", None)
+    if server is None:
+        yield
+        return
+    async with server.session_manager.run():
+        yield
 
 
 def _to_login(request: Request, exc: Exception) -> RedirectResponse:

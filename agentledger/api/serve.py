@@ -45,10 +45,12 @@ async def serve(settings: Settings, args: argparse.Namespace) -> int:
     signer = issuer_for(settings)
     issuers = trusted_issuers(signer)
     app = create_app(
-        ledger, client, settings.task_queue, issuers, signer=signer, webhooks=webhook_door(ledger)
-    )
+        ledger, client, settings.task_queue, issuers, signer=signer,
+        webhooks=webhook_door(ledger), mcp_url=f"http://{args.host}:{args.port}",
+    )  # fmt: skip
     say(
-        f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs); "
+        f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs, MCP: "
+        "/mcp/); "
         f"trusting {', '.join(i.issuer for i in issuers)}"
     )
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info")
