@@ -20,7 +20,7 @@ from agentledger.api.auth import Authenticator, TrustedIssuer
 from agentledger.api.docs import install_docs
 from agentledger.api.hooks import WebhookDoor
 from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit, PageHeaders
-from agentledger.api.mcp_door import MCP_PATH, mcp_server, metadata_routes
+from agentledger.api.mcp_door import MCP_PATH, mcp_server, metadata_routes, transport_security
 from agentledger.api.problems import ApiProblem, install_handlers, problem_response
 from agentledger.identity import Issuer
 from agentledger.registry import loaded_packs
@@ -91,7 +91,11 @@ def _mount_mcp(app: FastAPI, base_url: str, issuers: list[str]) -> None:
         app.state.context, loaded_packs()[0].values(), resource_url=resource,
         issuer_url=(web_issuers or [base_url])[0],
     )  # fmt: skip
-    app.mount(MCP_PATH, server.streamable_http_app(streamable_http_path="/", stateless_http=True))
+    transport = server.streamable_http_app(
+        streamable_http_path="/", stateless_http=True,
+        transport_security=transport_security(base_url),
+    )  # fmt: skip
+    app.mount(MCP_PATH, transport)
     app.router.routes.extend(metadata_routes(resource, issuers))
     app.state.mcp_server = server
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
@@ -25,6 +26,7 @@ from mcp.server.auth.routes import create_protected_resource_routes
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, Field
 from starlette.routing import Route
 
@@ -139,6 +141,18 @@ def _shared_tools(server: MCPServer[Any], ctx: ApiContext) -> None:
             ctx.ledger.approvals, status="pending", tenant_id=caller.principal.tenant_id
         )
         return list(proposals.approvals_in_context(ctx.ledger, rows))
+
+
+def transport_security(base_url: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection that admits this service's public name as well as loopback
+    (the SDK's default admits loopback only, which a service behind a proxy is not)."""
+    origin = urlsplit(base_url)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[origin.netloc, "127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=[f"{origin.scheme}://{origin.netloc}", "http://127.0.0.1:*",
+                         "http://localhost:*", "http://[::1]:*"],
+    )  # fmt: skip
 
 
 def metadata_routes(resource_url: str, issuers: Iterable[str]) -> list[Route]:

@@ -37,6 +37,12 @@ def trusted_issuers(issuer: Issuer) -> list[TrustedIssuer]:
     return [local_issuer(issuer), *issuers_from(os.environ.get(ISSUERS_VARIABLE))]
 
 
+def public_url(args: argparse.Namespace) -> str:
+    """Where clients reach this service (``AGENTLEDGER_PUBLIC_URL`` behind a proxy or TLS): the
+    MCP door's resource identifier and the host name it admits."""
+    return os.environ.get("AGENTLEDGER_PUBLIC_URL") or f"http://{args.host}:{args.port}"
+
+
 async def serve(settings: Settings, args: argparse.Namespace) -> int:
     register_env_packs(settings.extra_packs)
     ledger = open_ledger(settings)
@@ -46,7 +52,7 @@ async def serve(settings: Settings, args: argparse.Namespace) -> int:
     issuers = trusted_issuers(signer)
     app = create_app(
         ledger, client, settings.task_queue, issuers, signer=signer,
-        webhooks=webhook_door(ledger), mcp_url=f"http://{args.host}:{args.port}",
+        webhooks=webhook_door(ledger), mcp_url=public_url(args),
     )  # fmt: skip
     say(
         f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs, MCP: "
