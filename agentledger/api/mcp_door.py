@@ -16,7 +16,9 @@ issuers as authorization servers.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import logging
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -74,7 +76,36 @@ def _problem(exc: ApiProblem) -> ToolError:
 def mcp_server(
     ctx: ApiContext, packs: Iterable[Pack], *, resource_url: str, issuer_url: str
 ) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(
+    with _root_logging_kept():
+        server = _server(ctx, resource_url=resource_url, issuer_url=issuer_url)
+    for pack in packs:
+        server.add_tool(
+            _starter(ctx, pack.name),
+            name=f"{pack.name}_start_run",
+            description=f"Start a {pack.name} run ({pack.profile.profile_id}) as yourself; "
+            "returns its run id. Read its progress with run_status.",
+        )
+    _shared_tools(server, ctx)
+    return server
+
+
+@contextmanager
+def _root_logging_kept() -> Iterator[None]:
+    """``MCPServer()`` calls ``logging.basicConfig`` with a rich handler, which would take over
+    the process's root logger; in a process that also runs a worker, a workflow's log record
+    then makes the handler import ``rich`` inside the workflow sandbox, which fails the
+    workflow task. ``basicConfig`` does nothing while the root logger has a handler."""
+    root = logging.getLogger()
+    guard = logging.NullHandler()
+    root.addHandler(guard)
+    try:
+        yield
+    finally:
+        root.removeHandler(guard)
+
+
+def _server(ctx: ApiContext, *, resource_url: str, issuer_url: str) -> MCPServer[Any]:
+    return MCPServer(
         name="agentledger",
         instructions="Start governed agent runs, reply to them and read their answers. "
         "Consequential actions wait for a human approver; no tool here can approve.",
@@ -85,15 +116,6 @@ def mcp_server(
             validate_token_resource=False,  # the Authenticator checks the audience itself
         ),
     )
-    for pack in packs:
-        server.add_tool(
-            _starter(ctx, pack.name),
-            name=f"{pack.name}_start_run",
-            description=f"Start a {pack.name} run ({pack.profile.profile_id}) as yourself; "
-            "returns its run id. Read its progress with run_status.",
-        )
-    _shared_tools(server, ctx)
-    return server
 
 
 def _starter(ctx: ApiContext, pack: str) -> Any:
