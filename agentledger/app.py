@@ -29,7 +29,7 @@ from agentledger.errors import ConfigError, DatabaseUnavailable
 from agentledger.identity import trusted_keys
 from agentledger.observability.metrics import LedgerMetrics, serve_metrics, temporal_runtime
 from agentledger.registry import get_pack, loaded_packs, register_env_packs
-from agentledger.workflows import AgentRunWorkflow, recorded_contracts
+from agentledger.workflows import AgentRunWorkflow, ScheduledRunWorkflow, recorded_contracts
 
 # A compaction event carries a long run's whole typed state; Temporal's own payload limit is 2 MB.
 LEDGER_MAX_EVENT_BYTES = 1 << 20
@@ -240,7 +240,7 @@ class Runtime:
             client,
             task_queue=queue,
             deployment_config=self._deployment(),
-            workflows=[workflow] if "workflows" in kinds else [],
+            workflows=[workflow, ScheduledRunWorkflow] if "workflows" in kinds else [],
             activities=[job for kind in kinds for job in jobs[kind]],
             activity_executor=ThreadPoolExecutor(max_workers=concurrency),
             max_concurrent_activities=concurrency,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from agentledger.errors import AgentLedgerError
+from agentledger.schedule_command import schedule_parser
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -43,6 +44,7 @@ _COMMANDS = {
     "check-replay": "agentledger.replay_check:check_replay",
     "deploy": "agentledger.deploy_command:deploy",
     "eval": "agentledger.evaluation.command:evaluate",
+    "schedule": "agentledger.schedule_command:schedule",
     **{name: f"agentledger.pack_commands:{name}" for name in ("packs", "schema", "new")},
 }
 
@@ -100,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     _pack_parsers(command)
     _eval_parser(command("eval", help="compare two configurations on an eval suite's work orders"))
     _serve_parser(command("serve", help="the HTTP API and web UI (approvals inbox, runs)"))
+    schedule_parser(command("schedule", help="runs on a calendar (Temporal Schedules)"))
     return parser
 
 

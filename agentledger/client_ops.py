@@ -16,6 +16,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentledger import liveness
@@ -44,7 +45,11 @@ async def start_run(
     task_queue: str,
     work_order: Any,
     run_id: str | None = None,
+    *,
+    id_reuse_policy: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
 ) -> WorkflowHandle[Any, RunOutcome]:
+    """Start the run; ``id_reuse_policy=REJECT_DUPLICATE`` for an id that must start one run
+    ever (a webhook delivery's): a second start raises ``WorkflowAlreadyStartedError``."""
     run_id = run_id or f"run_{uuid.uuid4().hex[:12]}"
     problem = work_order_problem(work_order) or request_refusal(work_order)
     if problem is not None:  # the run would refuse (or fail) it too; say so before starting one
@@ -55,6 +60,7 @@ async def start_run(
         id=run_id,
         task_queue=task_queue,
         result_type=RunOutcome,
+        id_reuse_policy=id_reuse_policy,
     )
 
 

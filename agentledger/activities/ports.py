@@ -15,6 +15,7 @@ from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import AgentProfile, ModelProfile
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import EvidencePassage, ResourceRef, ToolContract, VerifiedFact
+from agentledger.domain.webhooks import MappedOrder
 from agentledger.domain.workorder import WorkOrder
 
 
@@ -83,6 +84,16 @@ class Sample:
     approver_id: str
 
 
+class WebhookMapping(Protocol):
+    """A pack's mapping from one webhook source's payload to a run's request and requester
+    (``sdk.webhook`` declares one); raises ``PayloadRejected`` for a payload it will not map."""
+
+    @property
+    def source(self) -> str: ...
+
+    def order_for(self, payload: object) -> MappedOrder: ...
+
+
 @dataclass(frozen=True)
 class Pack:
     """A domain pack: its agent profile, tools, directory, scripted models and system of record."""
@@ -99,6 +110,8 @@ class Pack:
     sample: Sample | None = None
     profiles: Mapping[str, AgentProfile] = field(default_factory=dict)
     """Further agent profiles of the pack, by id: the children its handoff contracts name."""
+    webhooks: Mapping[str, WebhookMapping] = field(default_factory=dict)
+    """The webhook sources the pack maps, by source name (``POST /hooks/{pack}/{source}``)."""
 
     @property
     def contracts(self) -> Mapping[str, ToolContract]:

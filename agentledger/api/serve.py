@@ -14,6 +14,7 @@ import uvicorn
 
 from agentledger.api.app import create_app
 from agentledger.api.auth import TrustedIssuer, issuers_from
+from agentledger.api.hooks import webhook_door
 from agentledger.commands import start_server
 from agentledger.config import ISSUERS_VARIABLE, Settings
 from agentledger.identity import API_AUDIENCE, Issuer, issuer_for
@@ -38,7 +39,8 @@ def trusted_issuers(issuer: Issuer) -> list[TrustedIssuer]:
 
 def public_url(args: argparse.Namespace) -> str:
     """Where clients reach this service (``AGENTLEDGER_PUBLIC_URL`` behind a proxy or TLS): the
-    base of the URLs this service hands out (the A2A agent cards)."""
+    MCP door's resource identifier and the host name it admits, and the A2A agent cards'
+    URLs."""
     return os.environ.get("AGENTLEDGER_PUBLIC_URL") or f"http://{args.host}:{args.port}"
 
 
@@ -50,11 +52,12 @@ async def serve(settings: Settings, args: argparse.Namespace) -> int:
     signer = issuer_for(settings)
     issuers = trusted_issuers(signer)
     app = create_app(
-        ledger, client, settings.task_queue, issuers, signer=signer, a2a_url=public_url(args)
-    )
+        ledger, client, settings.task_queue, issuers, signer=signer,
+        webhooks=webhook_door(ledger), public_url=public_url(args),
+    )  # fmt: skip
     say(
-        f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs, "
-        "A2A: /a2a/<pack>); "
+        f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs, MCP: "
+        "/mcp/, A2A: /a2a/<pack>); "
         f"trusting {', '.join(i.issuer for i in issuers)}"
     )
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info")

@@ -75,6 +75,11 @@ so its effects can be claimed. What the runtime cannot check is the prose: ``ans
 delivered as written, so a sentence that states an effect without ``confirms`` is unverified
 (write "I have asked for …", never "… is done", unless a receipt confirms it).
 
+Webhooks. ``@pack.webhook("helpdesk")`` on ``def f(payload: Model) -> MappedOrder`` maps a
+signed delivery to ``POST /hooks/<pack>/helpdesk`` into a run's request and requester (raise
+``PayloadRejected(reason)`` to refuse one); a pack built without the SDK gives
+``Pack(webhooks={source: webhook(source, f)})``. See docs/webhooks.md.
+
 Errors. Anything that cannot run raises ``PackDefinitionError`` where it is declared or at
 ``build()``, and nothing of it is registered.
 """
@@ -108,6 +113,7 @@ from agentledger.domain.tools import (
     ResourceRef,
     VerifiedFact,
 )
+from agentledger.domain.webhooks import MappedOrder, PayloadRejected
 from agentledger.domain.workorder import Budget, WorkOrder
 from agentledger.sdk._context import MissingIdempotencyKey, ToolContext, ToolFailure, ToolResult
 from agentledger.sdk._errors import PackDefinitionError
@@ -123,6 +129,7 @@ from agentledger.sdk._scripted import (
 )
 from agentledger.sdk._steps import DEFAULT_SEES, DEFAULT_STATE, Step, step
 from agentledger.sdk._tool import SdkTool
+from agentledger.sdk._webhook import Webhook, webhook
 
 __all__ = [
     "DEFAULT_SEES",
@@ -136,6 +143,7 @@ __all__ = [
     "EvidencePassage",
     "FactBound",
     "Instruction",
+    "MappedOrder",
     "MissingIdempotencyKey",
     "ModelClient",
     "ModelProfile",
@@ -146,6 +154,7 @@ __all__ = [
     "PackDefinitionError",
     "PacketItem",
     "PacketView",
+    "PayloadRejected",
     "Principal",
     "RequirementRule",
     "ResourceRef",
@@ -167,10 +176,12 @@ __all__ = [
     "ToolSettings",
     "Turn",
     "VerifiedFact",
+    "Webhook",
     "WorkOrder",
     "answer",
     "ask_user",
     "call_tool",
     "proceed",
     "step",
+    "webhook",
 ]

@@ -22,6 +22,7 @@ from agentledger.sdk._scripted import ScriptedModel
 from agentledger.sdk._signature import SignatureProblem
 from agentledger.sdk._steps import Step, assemble, grants
 from agentledger.sdk._tool import Reconcile, SdkTool, ToolOptions, declare_tool
+from agentledger.sdk._webhook import Mapper, Webhook, webhook
 
 _NO_APPROVAL = ApprovalRule(kind="never")
 _ALWAYS = ApprovalRule(kind="always")
@@ -94,6 +95,7 @@ class AgentPack:
         self._policy_version: Callable[[Engine], str] | None = None
         self._built: Pack | None = None
         self._sample = sample
+        self._webhooks: dict[str, Webhook] = {}
 
     # ------------------------------------------------------------------ tools
     def read_tool(
@@ -161,6 +163,18 @@ class AgentPack:
         return MappingProxyType(self._tools)
 
     # ------------------------------------------------------------------ hooks
+    def webhook(self, source: str) -> Callable[[Mapper], Mapper]:
+        """Map ``source``'s payloads to work orders (``POST /hooks/<pack>/<source>``)."""
+
+        def register(mapper: Mapper) -> Mapper:
+            self._check_open(f"webhook {source!r}")
+            if source in self._webhooks:
+                raise PackDefinitionError(f"webhook {source!r}", "declared twice", pack=self.name)
+            self._webhooks[source] = webhook(source, mapper, pack=self.name)
+            return mapper
+
+        return register
+
     def install(self, function: Callable[[Engine], None]) -> Callable[[Engine], None]:
         """Create the system of record's schema if missing (idempotent)."""
         self._check_open("install")
@@ -212,6 +226,7 @@ class AgentPack:
             make_work_order=self.make_work_order,
             policy_version=self._policy_version or self._default_policy_version,
             sample=self._sample,
+            webhooks=MappingProxyType(dict(self._webhooks)),
         )
         return self._built
 

@@ -9,9 +9,12 @@ from agentledger.workflows.messages import (
     ReplyResult,
     RunInput,
     RunOutcome,
+    ScheduledRunInput,
 )
+from agentledger.workflows.scheduled import SCHEDULED_RUN, ScheduledRunWorkflow, scheduled_run_id
 
 __all__ = [
+    "SCHEDULED_RUN",
     "AgentRunWorkflow",
     "ApprovalDecision",
     "ApprovalResult",
@@ -20,4 +23,7 @@ __all__ = [
     "ReplyResult",
     "RunInput",
     "RunOutcome",
+    "ScheduledRunInput",
+    "ScheduledRunWorkflow",
+    "scheduled_run_id",
 ]

@@ -94,3 +94,12 @@ class RunOutcome(BaseModel):
     """Why a child run failed (child runs only: their parent records it)."""
     used: BudgetUsed | None = None
     """What a child run spent (child runs only: charged to their parent)."""
+
+
+class ScheduledRunInput(BaseModel):
+    """What a schedule's every firing starts: the work order frozen when the schedule was made
+    (its requester's claim is checked against the directory at each firing, by the run)."""
+
+    model_config = ConfigDict(frozen=True)
+    schedule_id: str
+    work_order: WorkOrder

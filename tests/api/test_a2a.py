@@ -30,7 +30,7 @@ def app(harness: Harness, local_signer: Signer, external_signer: Signer) -> Fast
         harness.settings.task_queue,
         [*issuers(local_signer, external_signer), stack_issuer(harness)],
         signer=harness.issuer,
-        a2a_url=BASE,
+        public_url=BASE,
     )
 
 

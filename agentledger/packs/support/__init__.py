@@ -18,6 +18,7 @@ from agentledger.packs.support.playbook import Playbook
 from agentledger.packs.support.profile import SUPPORT_PROFILE
 from agentledger.packs.support.seed import PRINCIPALS, seed
 from agentledger.packs.support.tools import GetCustomer, GetOrder, SearchReturnsPolicy
+from agentledger.packs.support.webhooks import HELPDESK
 from agentledger.packs.support.write_tools import CreateRefund, SendCustomerMessage
 
 __all__ = ["PACK", "make_work_order", "planned_work_order"]
@@ -77,4 +78,5 @@ PACK = Pack(
         user_id="usr_73",
         approver_id="ops_lead_1",
     ),
+    webhooks={HELPDESK.source: HELPDESK},
 )
