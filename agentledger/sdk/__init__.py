@@ -99,6 +99,7 @@ from agentledger.domain.context import (
 )
 from agentledger.domain.graph import ConversationPolicy, StepGraph, StepNode
 from agentledger.domain.manifest import Instruction, ModelProfile
+from agentledger.domain.planning import GrantPlanner, PlanningInput
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import (
     ApprovalRule,
@@ -106,9 +107,10 @@ from agentledger.domain.tools import (
     FactBound,
     ModelView,
     ResourceRef,
+    RoleAbove,
     VerifiedFact,
 )
-from agentledger.domain.workorder import Budget, WorkOrder
+from agentledger.domain.workorder import ArgumentBound, Budget, WorkGrant, WorkOrder
 from agentledger.sdk._context import MissingIdempotencyKey, ToolContext, ToolFailure, ToolResult
 from agentledger.sdk._errors import PackDefinitionError
 from agentledger.sdk._pack import DEFAULT_TOKEN_BUDGET, AgentPack, ToolSettings
@@ -130,11 +132,13 @@ __all__ = [
     "DEFAULT_TOKEN_BUDGET",
     "AgentPack",
     "ApprovalRule",
+    "ArgumentBound",
     "Budget",
     "ContextPacket",
     "ConversationPolicy",
     "EvidencePassage",
     "FactBound",
+    "GrantPlanner",
     "Instruction",
     "MissingIdempotencyKey",
     "ModelClient",
@@ -146,9 +150,11 @@ __all__ = [
     "PackDefinitionError",
     "PacketItem",
     "PacketView",
+    "PlanningInput",
     "Principal",
     "RequirementRule",
     "ResourceRef",
+    "RoleAbove",
     "Sample",
     "ScriptedModel",
     "SdkTool",
@@ -167,6 +173,7 @@ __all__ = [
     "ToolSettings",
     "Turn",
     "VerifiedFact",
+    "WorkGrant",
     "WorkOrder",
     "answer",
     "ask_user",
