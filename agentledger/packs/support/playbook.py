@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from agentledger.activities.ports import ModelReply, ModelUsage
-from agentledger.domain.context import ContextPacket, PacketItem
-from agentledger.domain.manifest import ModelProfile
+from agentledger.sdk import ContextPacket, ModelProfile, ModelReply, ModelUsage, PacketItem
 
 _POLICY_QUERIES = {
     "delivered_late": "late delivery refund eligibility",
