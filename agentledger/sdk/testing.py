@@ -5,11 +5,11 @@ the same calling convention it runs under:
 
 - ``memory_system(pack)``: an in-memory SQLite system of record with the pack's schema installed
   and its samples seeded (one connection shared by every thread of the test).
-- ``run_tool(pack, tool, engine, principal=..., key=..., **arguments)``: the arguments checked
+- ``run_tool(pack, tool, engine, arguments, principal=..., key=...)``: the arguments checked
   against the tool's contract (a ``pydantic.ValidationError`` for ones the runtime would
   refuse), then the tool run as an activity runs it; ``reconcile_tool`` asks the system of
   record what a write under ``key`` did.
-- ``packet(pack, step, said, **state)`` and ``packet_view``: the context packet a step's model
+- ``packet(pack, step, said, state)`` and ``packet_view``: the context packet a step's model
   reads, built with the domain's own constructors (validated and hashed): the customer's
   messages (the request first), the step's tools and output schema from the pack's profile, and
   the working state as the runtime renders it (``references``, ``verified_facts`` keyed
@@ -22,19 +22,21 @@ A pack test::
 
     def test_a_ticket_is_closed_once_per_key() -> None:
         engine = memory_system(PACK)
-        first = run_tool(PACK, "close_ticket", engine, principal=CUSTOMER, key="k1",
-                         ticket_id="tkt_1001", resolution="fixed")
+        first = run_tool(PACK, "close_ticket", engine,
+                         {"ticket_id": "tkt_1001", "resolution": "fixed"},
+                         principal=CUSTOMER, key="k1")
         assert first.status == "succeeded"
 
     def test_respond_proposes_closing_an_open_ticket() -> None:
-        seen = packet(PACK, "respond", ["Close tkt_1001"], references={"ticket_id": "tkt_1001"},
-                      verified_facts={"tkt_1001.status": {"value": "open"}})
+        seen = packet(PACK, "respond", ["Close tkt_1001"],
+                      {"references": {"ticket_id": "tkt_1001"},
+                       "verified_facts": {"tkt_1001.status": {"value": "open"}}})
         assert decide(PACK, seen)["proposed_next_action"] is not None
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from pydantic import JsonValue
@@ -87,13 +89,13 @@ def _call(
     principal: Principal,
     key: str | None,
     now: datetime,
-    arguments: dict[str, JsonValue],
+    arguments: Mapping[str, JsonValue],
 ) -> ToolCall:
     if tool not in pack.tools:
         raise KeyError(
             f"pack {pack.name!r} declares no tool {tool!r} (it has {sorted(pack.tools)})"
         )
-    model = pack.tools[tool].contract.input_model.model_validate(arguments)
+    model = pack.tools[tool].contract.input_model.model_validate(dict(arguments))
     return ToolCall(
         operation_id=f"op_{tool}_{key or 'read'}",
         principal=principal,
@@ -107,11 +109,11 @@ def run_tool(
     pack: Pack,
     tool: str,
     engine: Engine,
+    arguments: Mapping[str, JsonValue],
     *,
     principal: Principal,
     key: str | None = None,
     now: datetime = NOW,
-    **arguments: JsonValue,
 ) -> ToolOutput:
     """Run ``tool`` as the runtime does: arguments validated against its contract, then
     executed with ``principal`` acting, under idempotency ``key`` (a write needs one)."""
@@ -123,11 +125,11 @@ def reconcile_tool(
     pack: Pack,
     tool: str,
     engine: Engine,
+    arguments: Mapping[str, JsonValue],
     *,
     principal: Principal,
     key: str,
     now: datetime = NOW,
-    **arguments: JsonValue,
 ) -> ToolOutput | None:
     """What the system of record says a call of ``tool`` under ``key`` did (``None``: it did
     not run, or the tool cannot tell)."""
@@ -159,10 +161,10 @@ def packet(
     pack: Pack,
     step: str,
     said: Sequence[str] = (),
+    state: Mapping[str, JsonValue] | None = None,
     *,
     now: datetime = NOW,
     tenant: str | None = None,
-    **state: JsonValue,
 ) -> ContextPacket:
     """The packet ``step`` of ``pack`` reads: ``said`` are the customer's messages (the request
     first), ``state`` the working-state fields it sees (the rest left out)."""
@@ -174,7 +176,7 @@ def packet(
         step=step,
         policy_version=f"{pack.profile.policy_bundle}:test",
         sections=(Section(name="conversation", category="working", items=items, tokens=0),),
-        working_state=dict(state),
+        working_state=dict(state or {}),
         tools=_definitions(pack, profile.allowed_tools),
         proposable_actions=_definitions(pack, profile.proposable_actions),
         output_schema=OUTPUT_SCHEMAS[profile.output_schema],
@@ -195,13 +197,13 @@ def packet_view(
     pack: Pack,
     step: str,
     said: Sequence[str] = (),
+    state: Mapping[str, JsonValue] | None = None,
     *,
     now: datetime = NOW,
     tenant: str | None = None,
-    **state: JsonValue,
 ) -> PacketView:
     """``packet(...)`` as a ``ScriptedModel``'s step functions read it."""
-    return PacketView(packet(pack, step, said, now=now, tenant=tenant, **state))
+    return PacketView(packet(pack, step, said, state, now=now, tenant=tenant))
 
 
 def decide(pack: Pack, seen: ContextPacket) -> dict[str, JsonValue]:
