@@ -51,6 +51,11 @@ model. Return ``ToolFailure(code, message)`` for an expected failure. Reads defa
 ``low``; writes to ``consequential`` with ``ApprovalRule(kind="always")``, and must state
 ``reconcile=`` (a function, or ``None`` for a write nothing can reconcile). ``model_view=``
 (``ModelView``) slims what the model sees; ``user_view=`` is the people's one-line template.
+``arguments=M`` gives a tool an input model you write (cross-field validators, a schema recorded
+runs pinned): the function then takes it whole, ``fn(ctx: ToolContext, args: M)``; the support
+pack's tools are declared so. A write that reads what it checks before it writes opens its
+transaction on ``ctx.write_engine()`` and locks the record it checks (two runs, two keys, one
+record). ``planner=`` (a ``GrantPlanner``) bounds each work order's grants from its request.
 
 Steps. ``step(name, next=..., tools=..., proposes=..., ask_user=...)``: a step with ``next``
 decides the next action (call a tool, ``proceed`` to a next step, ``ask_user``), one without
@@ -74,6 +79,11 @@ customer as the receipt's own ``user_view`` line. Give every write tool a ``reso
 so its effects can be claimed. What the runtime cannot check is the prose: ``answer``'s text is
 delivered as written, so a sentence that states an effect without ``confirms`` is unverified
 (write "I have asked for …", never "… is done", unless a receipt confirms it).
+
+Testing. ``agentledger.sdk.testing`` is what a pack's own tests need: ``memory_system(PACK)``
+(its system of record in memory), ``run_tool``/``reconcile_tool`` (a tool called as the runtime
+calls it), ``packet``/``packet_view`` (the packet a step reads) and ``decide`` (the pack's model
+on it).
 
 Errors. Anything that cannot run raises ``PackDefinitionError`` where it is declared or at
 ``build()``, and nothing of it is registered.
