@@ -146,7 +146,7 @@ def _answer(v: _View) -> dict[str, JsonValue]:
         and passage is not None
         and "create_refund" in _proposable(v)
     ):
-        proposal = {
+        proposal: dict[str, JsonValue] = {
             "tool": "create_refund",
             "arguments": {
                 "order_id": v.order_id,
