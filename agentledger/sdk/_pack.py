@@ -87,10 +87,8 @@ class AgentPack:
         self.policy_bundle = policy_bundle or f"{name}-policies"
         self._instructions = tuple(_instruction(i, n) for n, i in enumerate(instructions, 1))
         self._model, self._steps, self._graph, self._entry = model, tuple(steps), graph, entry
-        self._conversation, self._principals = conversation, tuple(principals)
-        self._models: dict[str, ModelClient] = (
-            dict(models) if isinstance(models, Mapping) else {m.name: m for m in models}
-        )
+        self._conversation, self._principals, self._planner = conversation, principals, planner
+        self._models, self._sample = _keyed(models), sample
         self._token_budget, self._budget = token_budget, budget or Budget()
         self._evaluation, self._approval_ttl = evaluation_profile, approval_ttl_seconds
         self._tools: dict[str, SdkTool] = {}
@@ -99,8 +97,7 @@ class AgentPack:
         self._references: References | None = None
         self._policy_version: Callable[[Engine], str] | None = None
         self._built: Pack | None = None
-        self._sample, self._planner = sample, planner
-        self._agent_version = agent_version or f"{name}-{version}"
+        self._agent_version = agent_version or f"{name}-{version}"  # the profile's, recorded
 
     # ------------------------------------------------------------------ tools
     def read_tool(
@@ -212,7 +209,7 @@ class AgentPack:
             name=self.name,
             profile=self._profile(profiles, graph, tool_grants),
             tools=MappingProxyType(tools),
-            principals=self._principals,
+            principals=tuple(self._principals),
             models=MappingProxyType(dict(self._models)),
             install=self._install,
             seed=self._seed,
@@ -287,6 +284,11 @@ class AgentPack:
 
 def _instruction(item: str | Instruction, number: int) -> Instruction:
     return item if isinstance(item, Instruction) else Instruction(id=f"instr:{number}", text=item)
+
+
+def _keyed(models: Mapping[str, ModelClient] | Sequence[ScriptedModel]) -> dict[str, ModelClient]:
+    """Model clients by provider (a scripted model by its name)."""
+    return dict(models) if isinstance(models, Mapping) else {m.name: m for m in models}
 
 
 def _no_install(engine: Engine) -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, Self
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 from sqlalchemy import create_engine
 
 from agentledger.sdk import (
@@ -127,7 +127,7 @@ def test_a_tool_may_take_its_own_input_model_whole() -> None:
         "tr_k1",
         {"transfer_id": "tr_k1"},
     )
-    same = {"source": "acc_1", "target": "acc_2", "amount": 5.0}
+    same: dict[str, JsonValue] = {"source": "acc_1", "target": "acc_2", "amount": 5.0}
     found = reconcile_tool(built, "transfer", engine, same, principal=WHO, key="k1")
     assert found is not None and found.receipt_id == "tr_k1"
     assert reconcile_tool(built, "transfer", engine, same, principal=WHO, key="k2") is None
@@ -182,6 +182,7 @@ def test_a_planner_bounds_each_work_orders_grants_and_the_agent_version_is_the_p
     declared, built = bank(planner=OnlyTransfers(), agent_version="bank-agent-v3")
     assert built.profile.agent_version == "bank-agent-v3"
     order = built.make_work_order("move 5", WHO)
+    assert order.grants is not None
     assert [(g.tool, g.bounds) for g in order.grants] == [
         ("transfer", (ArgumentBound(argument="source", allowed=("acc_1",)),))
     ]
