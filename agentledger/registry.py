@@ -202,7 +202,10 @@ def loaded_packs() -> tuple[dict[str, Pack], dict[str, PackLoadError]]:
 def _load(source: PackSource) -> Pack:
     module, _, attribute = source.target.partition(":")
     try:
-        found: object = importlib.import_module(module)
+        # Through the import statement's hook, not importlib's bootstrap: when a workflow replaying
+        # a run prepared before frozen terms asks (imports passed through), this is the worker's
+        # module, never a half re-import inside the sandbox.
+        found: object = __import__(module, fromlist=["__name__"])
         for part in attribute.split(".") if attribute else ():
             found = getattr(found, part)
     except Exception as exc:  # a third party's import can raise anything; say what and where

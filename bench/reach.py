@@ -1,16 +1,17 @@
-"""Reach: runs started through each door — MCP, a schedule, signed webhooks — against the HTTP
-API's, on one embedded stack (dev server, in-process worker, SQLite ledger).
+"""Reach: runs started through each door — MCP, A2A, a schedule, signed webhooks — against the
+HTTP API's, on one embedded stack (dev server, in-process worker, SQLite ledger).
 
 Each round starts one support refund run through the API (``POST /api/runs``), one through MCP
-(``support_start_run`` over streamable HTTP) and one through a signed webhook delivery, in
-turn, and times each from the request to the run parked on its approval (the same
+(``support_start_run`` over streamable HTTP), one through A2A (``SendMessage`` with
+``return_immediately``, through ``a2a-sdk``'s client) and one through a signed webhook
+delivery, in turn, and times each from the request to the run parked on its approval (the same
 ``client_ops.wait_for`` for all). Then the 20 webhook deliveries are each redelivered 5 times
 (100 redeliveries, 25 at a time), a schedule fires every 2 s until it has started 3 runs, and
 every run is approved and waited to its end.
 
     python -m bench.reach [--rounds 20]
 
-A2A is not built: its figures are absent. Prints the figures, then one JSON line.
+Prints the figures, then one JSON line.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+from a2a.client import ClientConfig, ClientFactory
+from a2a.types import a2a_pb2 as pb
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -57,11 +60,32 @@ async def _parked(stack: Stack, run_id: str, since: float) -> float:
     return time.perf_counter() - since
 
 
+async def _a2a_started(agent: Any) -> str:
+    request = pb.SendMessageRequest(
+        message=pb.Message(message_id=uuid.uuid4().hex, role=pb.ROLE_USER,
+                           parts=[pb.Part(text=REFUND)]),
+        configuration=pb.SendMessageConfiguration(return_immediately=True),
+    )  # fmt: skip
+    async for response in agent.send_message(request):
+        return str(response.task.id)
+    raise RuntimeError("A2A answered nothing")
+
+
+async def _a2a_agent(base: str, token: str, exits: AsyncExitStack) -> Any:
+    http = await exits.enter_async_context(
+        httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+    )
+    factory = ClientFactory(ClientConfig(httpx_client=http, streaming=False))
+    return await factory.create_from_url(
+        f"{base}/a2a/support", relative_card_path="/.well-known/agent-card.json"
+    )
+
+
 async def _rounds(
-    stack: Stack, http: httpx.AsyncClient, mcp: ClientSession, n: int
+    stack: Stack, http: httpx.AsyncClient, mcp: ClientSession, agent: Any, n: int
 ) -> tuple[dict[str, list[float]], dict[str, list[str]], list[tuple[bytes, dict[str, str]]]]:
-    times: dict[str, list[float]] = {"api": [], "mcp": [], "webhook": []}
-    runs: dict[str, list[str]] = {"api": [], "mcp": [], "webhook": []}
+    times: dict[str, list[float]] = {"api": [], "mcp": [], "a2a": [], "webhook": []}
+    runs: dict[str, list[str]] = {"api": [], "mcp": [], "a2a": [], "webhook": []}
     deliveries = [_delivery(i) for i in range(n)]
     for i in range(n):
         since = time.perf_counter()
@@ -72,6 +96,9 @@ async def _rounds(
         result = await mcp.call_tool("support_start_run", {"request": REFUND})
         runs["mcp"].append((result.structured_content or {})["run_id"])
         times["mcp"].append(await _parked(stack, runs["mcp"][-1], since))
+        since = time.perf_counter()
+        runs["a2a"].append(await _a2a_started(agent))
+        times["a2a"].append(await _parked(stack, runs["a2a"][-1], since))
         since = time.perf_counter()
         answer = await http.post("/hooks/support/helpdesk", content=deliveries[i][0],
                                  headers=deliveries[i][1])  # fmt: skip
@@ -155,8 +182,9 @@ async def measure(rounds: int) -> dict[str, Any]:
         )
         mcp = await exits.enter_async_context(ClientSession(read, write))
         await mcp.initialize()
+        agent = await _a2a_agent(base, token, exits)
         try:
-            times, runs, deliveries = await _rounds(stack, http, mcp, rounds)
+            times, runs, deliveries = await _rounds(stack, http, mcp, agent, rounds)
             redelivered = await _redeliver(http, deliveries)
             runs["schedule"] = await _scheduled(stack, 3)
             completed = {door_: await _finish(stack, ids) for door_, ids in runs.items()}
@@ -168,10 +196,11 @@ async def measure(rounds: int) -> dict[str, Any]:
         **{f"{k}_runs_started": len(v) for k, v in runs.items()},
         **{f"{k}_runs_completed": completed[k] for k in runs},
         "webhook_deliveries_distinct": len(deliveries),
-        "webhook_runs_started_after_redeliveries": len(redelivered | set(runs["webhook"])),
+        "webhook_redeliveries": 5 * len(deliveries),
+        # every run the first deliveries and all the redeliveries started, distinct
+        "webhook_runs_started": len(redelivered | set(runs["webhook"])),
         **{f"{k}_start_to_park_p50_ms": round(v * 1000, 1) for k, v in p50.items()},
-        "mcp_vs_api": round(p50["mcp"] / p50["api"], 3),
-        "webhook_vs_api": round(p50["webhook"] / p50["api"], 3),
+        **{f"{k}_vs_api": round(p50[k] / p50["api"], 3) for k in ("mcp", "a2a", "webhook")},
     }
 
 

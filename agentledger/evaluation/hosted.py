@@ -106,7 +106,7 @@ def _environment(engine: Engine, order: WorkOrder) -> Any:
 def executed_calls(events: list[ev.RunEvent]) -> list[Any]:
     """The calls the runtime executed (authorised, with a succeeded receipt), as AgentDojo's
     checks read traces."""
-    from agentdojo.functions_runtime import FunctionCall  # type: ignore[import-untyped]
+    from agentdojo.functions_runtime import FunctionCall
 
     calls = {e.operation_id: e for e in events if isinstance(e, ev.ToolCallAuthorised)}
     return [

@@ -51,6 +51,11 @@ model. Return ``ToolFailure(code, message)`` for an expected failure. Reads defa
 ``low``; writes to ``consequential`` with ``ApprovalRule(kind="always")``, and must state
 ``reconcile=`` (a function, or ``None`` for a write nothing can reconcile). ``model_view=``
 (``ModelView``) slims what the model sees; ``user_view=`` is the people's one-line template.
+``arguments=M`` gives a tool an input model you write (cross-field validators, a schema recorded
+runs pinned): the function then takes it whole, ``fn(ctx: ToolContext, args: M)``; the support
+pack's tools are declared so. A write that reads what it checks before it writes opens its
+transaction on ``ctx.write_engine()`` and locks the record it checks (two runs, two keys, one
+record). ``planner=`` (a ``GrantPlanner``) bounds each work order's grants from its request.
 
 Steps. ``step(name, next=..., tools=..., proposes=..., ask_user=...)``: a step with ``next``
 decides the next action (call a tool, ``proceed`` to a next step, ``ask_user``), one without
@@ -80,6 +85,11 @@ signed delivery to ``POST /hooks/<pack>/helpdesk`` into a run's request and requ
 ``PayloadRejected(reason)`` to refuse one); a pack built without the SDK gives
 ``Pack(webhooks={source: webhook(source, f)})``. See docs/webhooks.md.
 
+Testing. ``agentledger.sdk.testing`` is what a pack's own tests need: ``memory_system(PACK)``
+(its system of record in memory), ``run_tool``/``reconcile_tool`` (a tool called as the runtime
+calls it), ``packet``/``packet_view`` (the packet a step reads) and ``decide`` (the pack's model
+on it).
+
 Errors. Anything that cannot run raises ``PackDefinitionError`` where it is declared or at
 ``build()``, and nothing of it is registered.
 """
@@ -104,6 +114,7 @@ from agentledger.domain.context import (
 )
 from agentledger.domain.graph import ConversationPolicy, StepGraph, StepNode
 from agentledger.domain.manifest import Instruction, ModelProfile
+from agentledger.domain.planning import GrantPlanner, PlanningInput
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import (
     ApprovalRule,
@@ -111,10 +122,11 @@ from agentledger.domain.tools import (
     FactBound,
     ModelView,
     ResourceRef,
+    RoleAbove,
     VerifiedFact,
 )
 from agentledger.domain.webhooks import MappedOrder, PayloadRejected
-from agentledger.domain.workorder import Budget, WorkOrder
+from agentledger.domain.workorder import ArgumentBound, Budget, WorkGrant, WorkOrder
 from agentledger.sdk._context import MissingIdempotencyKey, ToolContext, ToolFailure, ToolResult
 from agentledger.sdk._errors import PackDefinitionError
 from agentledger.sdk._pack import DEFAULT_TOKEN_BUDGET, AgentPack, ToolSettings
@@ -137,11 +149,13 @@ __all__ = [
     "DEFAULT_TOKEN_BUDGET",
     "AgentPack",
     "ApprovalRule",
+    "ArgumentBound",
     "Budget",
     "ContextPacket",
     "ConversationPolicy",
     "EvidencePassage",
     "FactBound",
+    "GrantPlanner",
     "Instruction",
     "MappedOrder",
     "MissingIdempotencyKey",
@@ -155,9 +169,11 @@ __all__ = [
     "PacketItem",
     "PacketView",
     "PayloadRejected",
+    "PlanningInput",
     "Principal",
     "RequirementRule",
     "ResourceRef",
+    "RoleAbove",
     "Sample",
     "ScriptedModel",
     "SdkTool",
@@ -177,6 +193,7 @@ __all__ = [
     "Turn",
     "VerifiedFact",
     "Webhook",
+    "WorkGrant",
     "WorkOrder",
     "answer",
     "ask_user",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from pydantic import BaseModel, JsonValue
 from sqlalchemy.engine import Engine
@@ -16,6 +16,8 @@ from agentledger.domain.principal import Principal
 from agentledger.domain.tools import EvidencePassage, ResourceRef, VerifiedFact
 
 OutputT = TypeVar("OutputT", bound=BaseModel)
+
+_LEDGER_WRITE: Final = {"ledger_write": True}  # the ledger engine's SQLite BEGIN IMMEDIATE
 
 FactValue = JsonValue | Decimal
 """A fact's value as a tool states it; a Decimal is recorded as a JSON number, because fact
@@ -49,6 +51,19 @@ class ToolContext:
         if self.idempotency_key is None:
             raise MissingIdempotencyKey(f"{self.tool}: no idempotency key (is it a write tool?)")
         return self.idempotency_key
+
+    def write_engine(self) -> Engine:
+        """The engine for a write transaction that reads what it checks before it writes.
+
+        A key cannot stop two runs (two keys) changing one record at once, so such a write
+        locks the record it checks (``SELECT ... FOR UPDATE``). On PostgreSQL this engine runs
+        under READ COMMITTED, so each statement after the lock sees the other run's committed
+        write; on SQLite it begins ``IMMEDIATE`` (the ledger engine's ``ledger_write`` option),
+        taking the write lock before the first read and waiting on the busy timeout instead of
+        failing when a read lock would have to upgrade."""
+        if self.engine.dialect.name == "postgresql":
+            return self.engine.execution_options(**_LEDGER_WRITE, isolation_level="READ COMMITTED")
+        return self.engine.execution_options(**_LEDGER_WRITE)
 
     def facts(self, resource_id: str, **values: FactValue) -> tuple[VerifiedFact, ...]:
         """Verified facts about ``resource_id`` observed now (``fact_bounds`` check against

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TypedDict, TypeVar, Unpack
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.engine import Engine
 
 from agentledger.activities.ports import ModelClient, Pack, Sample, ToolImplementation
@@ -14,6 +14,7 @@ from agentledger.domain.context import SEED_TOKEN_BUDGET, StepProfile, TokenBudg
 from agentledger.domain.errors import ManifestError
 from agentledger.domain.graph import ConversationPolicy, StepGraph
 from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile, ToolGrant
+from agentledger.domain.planning import GrantPlanner, plan_grants
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import ApprovalRule, FactBound, ModelView, Risk
 from agentledger.domain.workorder import Budget, WorkOrder
@@ -44,6 +45,9 @@ class ToolSettings(TypedDict, total=False):
     user_view: str
     timeout_seconds: float
     heartbeat_seconds: float
+    arguments: type[BaseModel]
+    """The tool's own input model, taken whole (``fn(ctx, args: M)``), instead of one derived
+    from the parameters: for cross-field checks, or a schema recorded runs have pinned."""
 
 
 class AgentPack:
@@ -76,16 +80,16 @@ class AgentPack:
         evaluation_profile: str = "none",
         approval_ttl_seconds: int = 24 * 3600,
         sample: Sample | None = None,
+        planner: GrantPlanner | None = None,
+        agent_version: str | None = None,
     ) -> None:
         self.name, self.version, self.objective = name, version, objective
         self.profile_id = profile_id or name
         self.policy_bundle = policy_bundle or f"{name}-policies"
         self._instructions = tuple(_instruction(i, n) for n, i in enumerate(instructions, 1))
         self._model, self._steps, self._graph, self._entry = model, tuple(steps), graph, entry
-        self._conversation, self._principals = conversation, tuple(principals)
-        self._models: dict[str, ModelClient] = (
-            dict(models) if isinstance(models, Mapping) else {m.name: m for m in models}
-        )
+        self._conversation, self._principals, self._planner = conversation, principals, planner
+        self._models, self._sample = _keyed(models), sample
         self._token_budget, self._budget = token_budget, budget or Budget()
         self._evaluation, self._approval_ttl = evaluation_profile, approval_ttl_seconds
         self._tools: dict[str, SdkTool] = {}
@@ -94,7 +98,7 @@ class AgentPack:
         self._references: References | None = None
         self._policy_version: Callable[[Engine], str] | None = None
         self._built: Pack | None = None
-        self._sample = sample
+        self._agent_version = agent_version or f"{name}-{version}"  # the profile's, recorded
         self._webhooks: dict[str, Webhook] = {}
 
     # ------------------------------------------------------------------ tools
@@ -219,7 +223,7 @@ class AgentPack:
             name=self.name,
             profile=self._profile(profiles, graph, tool_grants),
             tools=MappingProxyType(tools),
-            principals=self._principals,
+            principals=tuple(self._principals),
             models=MappingProxyType(dict(self._models)),
             install=self._install,
             seed=self._seed,
@@ -239,7 +243,7 @@ class AgentPack:
         try:
             return AgentProfile(
                 profile_id=self.profile_id,
-                agent_version=f"{self.name}-{self.version}",
+                agent_version=self._agent_version,
                 instructions=self._instructions,
                 model=self._model,
                 tool_grants=tool_grants,
@@ -267,8 +271,17 @@ class AgentPack:
                     )
 
     def make_work_order(self, request: str, principal: Principal) -> WorkOrder:
+        """The work order for ``request``: its references resolved, its grants planned by the
+        pack's planner (when it has one)."""
+        return self.planned_work_order(request, principal, self._planner)
+
+    def planned_work_order(
+        self, request: str, principal: Principal, planner: GrantPlanner | None
+    ) -> WorkOrder:
+        """The work order with the grants ``planner`` proposed (any ``GrantPlanner``, a model's
+        too; ``None``: the profile's grants). Needs the built pack."""
         references = dict(self._references(request, principal)) if self._references else {}
-        return WorkOrder(
+        order = WorkOrder(
             objective=self.objective,
             request_text=request,
             principal=principal,
@@ -276,6 +289,9 @@ class AgentPack:
             agent_profile_id=self.profile_id,
             references=references,
         )
+        if planner is None:
+            return order
+        return plan_grants(order, self.build().profile, planner)
 
     def _default_policy_version(self, engine: Engine) -> str:
         return f"{self.policy_bundle}:{self.version}"
@@ -283,6 +299,11 @@ class AgentPack:
 
 def _instruction(item: str | Instruction, number: int) -> Instruction:
     return item if isinstance(item, Instruction) else Instruction(id=f"instr:{number}", text=item)
+
+
+def _keyed(models: Mapping[str, ModelClient] | Sequence[ScriptedModel]) -> dict[str, ModelClient]:
+    """Model clients by provider (a scripted model by its name)."""
+    return dict(models) if isinstance(models, Mapping) else {m.name: m for m in models}
 
 
 def _no_install(engine: Engine) -> None:

@@ -6,6 +6,11 @@ parameter needs a type pydantic can put in a JSON schema; the model forbids unkn
 numbers; a JSON string or ``true`` is refused) and reaches the function as the exact Decimal the
 JSON spelled. The output model is the ``BaseModel`` named by the return annotation:
 ``M``, ``ToolResult[M]``, either of them ``| ToolFailure``.
+
+A tool whose arguments need more than one parameter's type can say (cross-field checks, a model
+whose schema is already pinned by recorded runs) states its own input model (``arguments=``):
+then it takes that model whole, as its one parameter after ``ctx``, and the model is the
+contract's input model as written.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ class Signature:
     output_model: type[BaseModel]
     parameters: tuple[str, ...]
     decimals: frozenset[str]
+    whole: bool = False
+    """The one parameter receives the validated input model itself (``arguments=``)."""
 
 
 def read_signature(fn: Callable[..., object], tool: str) -> Signature:
@@ -60,6 +67,25 @@ def read_signature(fn: Callable[..., object], tool: str) -> Signature:
     model = _build_model(_camel(tool) + "Arguments", fields)
     output = output_model(hints.get("return", inspect.Signature.empty))
     return Signature(model, output, tuple(fields), frozenset(decimals))
+
+
+def read_model_signature(fn: Callable[..., object], arguments: type[BaseModel]) -> Signature:
+    """The signature of a tool that takes its own input model whole: ``(ctx, args: M)``."""
+    hints = _hints(fn)
+    params = list(inspect.signature(fn).parameters.values())
+    check_context_parameter(params, hints)
+    if len(params) != 2 or hints.get(params[1].name) is not arguments:
+        raise SignatureProblem(
+            f"it states arguments={arguments.__name__}, so it takes `ctx` and one parameter "
+            f"annotated {arguments.__name__}"
+        )
+    _parameter_type(params[1], hints)
+    try:
+        arguments.model_json_schema()
+    except (PydanticUserError, TypeError, ValueError) as exc:
+        raise SignatureProblem(f"no JSON schema can be derived from {arguments.__name__}") from exc
+    output = output_model(hints.get("return", inspect.Signature.empty))
+    return Signature(arguments, output, (params[1].name,), frozenset(), whole=True)
 
 
 def check_context_parameter(params: list[inspect.Parameter], hints: dict[str, Any]) -> None:

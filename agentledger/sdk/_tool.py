@@ -18,6 +18,7 @@ from agentledger.sdk._signature import (
     Signature,
     SignatureProblem,
     check_context_parameter,
+    read_model_signature,
     read_signature,
     to_decimal,
 )
@@ -46,6 +47,7 @@ class ToolOptions:
     timeout_seconds: float = 10.0
     heartbeat_seconds: float | None = None
     reconcile: Reconcile | None = None
+    arguments: type[BaseModel] | None = None
 
 
 @dataclass(eq=False)
@@ -86,6 +88,8 @@ class SdkTool:
         model = self.signature.input_model
         if not isinstance(arguments, model):
             arguments = model.model_validate(arguments.model_dump(mode="json"))
+        if self.signature.whole:
+            return {self.signature.parameters[0]: arguments}
         values = {name: getattr(arguments, name) for name in self.signature.parameters}
         for name in self.signature.decimals:
             values[name] = to_decimal(values[name])
@@ -128,7 +132,11 @@ def declare_tool(function: ToolFunction, options: ToolOptions) -> SdkTool:
     name = options.name or function.__name__
     if not options.description.strip():
         raise SignatureProblem("it needs a description (the model reads it to choose tools)")
-    signature = read_signature(function, name)
+    signature = (
+        read_signature(function, name)
+        if options.arguments is None
+        else read_model_signature(function, options.arguments)
+    )
     _check_options(options, signature)
     contract = ToolContract(
         name=name,
@@ -141,7 +149,9 @@ def declare_tool(function: ToolFunction, options: ToolOptions) -> SdkTool:
         required_scope=options.required_scope,
         timeout_seconds=options.timeout_seconds,
         heartbeat_seconds=options.heartbeat_seconds,
-        reconcilable=options.reconcile is not None,
+        # A read is retried, never reconciled: it keeps the contract's default (True), as the
+        # built-in packs' reads always have; a write is reconcilable when it says how.
+        reconcilable=options.scope == "read" or options.reconcile is not None,
         approval=options.approval,
         resource_argument=options.resource_argument,
         fact_bounds=options.fact_bounds,
@@ -152,12 +162,14 @@ def declare_tool(function: ToolFunction, options: ToolOptions) -> SdkTool:
 
 
 def _check_options(options: ToolOptions, signature: Signature) -> None:
+    approval = options.approval
     named = [options.resource_argument, *(b.argument for b in options.fact_bounds)]
-    if options.approval.kind == "above_amount":
-        named.append(options.approval.amount_argument)
-    unknown = [a for a in named if a is not None and a not in signature.parameters]
+    if approval.kind == "above_amount" or approval.roles_above:
+        named.append(approval.amount_argument)
+    fields = signature.input_model.model_fields if signature.whole else signature.parameters
+    unknown = [a for a in named if a is not None and a not in fields]
     if unknown or (
-        options.approval.kind == "above_amount" and not options.approval.amount_argument
+        (approval.kind == "above_amount" or approval.roles_above) and not approval.amount_argument
     ):
         raise SignatureProblem(f"it names arguments it does not take: {unknown or [None]}")
     if options.timeout_seconds <= 0:

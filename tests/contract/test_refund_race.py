@@ -15,9 +15,9 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from agentledger.activities.ports import ToolCall, ToolOutput
+from agentledger.packs.support import PACK
 from agentledger.packs.support import records as r
 from agentledger.packs.support.contracts import RefundRequest
-from agentledger.packs.support.write_tools import CreateRefund
 from tests.concurrency import at_once
 from tests.contract.support_records import CUSTOMER, add_order
 
@@ -40,7 +40,7 @@ def _call(order_id: str) -> ToolCall:
 
 def _race(engine: Engine, order_id: str) -> list[ToolOutput | BaseException]:
     calls = [_call(order_id), _call(order_id)]
-    return at_once([lambda c=c: CreateRefund().execute(engine, c) for c in calls])
+    return at_once([lambda c=c: PACK.tools["create_refund"].execute(engine, c) for c in calls])
 
 
 def _refunds(engine: Engine, order_id: str) -> tuple[int, Decimal]:

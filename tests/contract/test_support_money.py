@@ -10,16 +10,16 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from agentledger.activities.ports import ToolCall, ToolOutput
+from agentledger.packs.support import PACK
 from agentledger.packs.support import records as r
 from agentledger.packs.support.contracts import RefundRequest
-from agentledger.packs.support.write_tools import CreateRefund
 from tests.contract.support_records import CUSTOMER, add_order
 
 
 def _refund(engine: Engine, order_id: str, amount: float, currency: str) -> ToolOutput:
     args = RefundRequest(order_id=order_id, amount=amount, currency=currency, reason="late")
     call = ToolCall("op_1", CUSTOMER, args, f"idem_{uuid.uuid4().hex}", datetime.now(UTC))
-    return CreateRefund().execute(engine, call)
+    return PACK.tools["create_refund"].execute(engine, call)
 
 
 def _stored(engine: Engine, order_id: str) -> list[Decimal]:

@@ -47,6 +47,22 @@ def tutorial(tmp_path: Path) -> Iterator[ModuleType]:
     del sys.modules[MODULE]
 
 
+def test_the_tutorials_pack_tests_pass_with_the_sdks_testing_helpers(
+    tutorial: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Section 6's test module, importing the pack as ``giftcards``: every test in it passes
+    (and there are tests in it)."""
+    (source,) = blocks(r"python tests/test_giftcards\.py")
+    monkeypatch.setitem(sys.modules, "giftcards", tutorial)
+    namespace: dict[str, object] = {}
+    exec(compile(source, "tests/test_giftcards.py", "exec"), namespace)
+    tests = [test for name, test in namespace.items() if name.startswith("test_")]
+    assert len(tests) == 2
+    for test in tests:
+        assert callable(test)
+        test()
+
+
 def test_the_tutorial_has_code_to_run() -> None:
     assert len(blocks("python")) >= 4
     assert "[project.entry-points." in blocks("toml")[0]

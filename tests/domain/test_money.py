@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from agentledger.packs.support.contracts import CREATE_REFUND, RefundReceipt, RefundRequest
+from agentledger.packs.support import PACK
+from agentledger.packs.support.contracts import RefundReceipt, RefundRequest
 from agentledger.packs.support.money import exact_amount
 
 
@@ -68,5 +69,6 @@ def test_a_receipt_carries_an_exact_amount_too() -> None:
 
 
 def test_the_amount_schema_is_still_the_pinned_json_number() -> None:
-    schema = CREATE_REFUND.input_model.model_json_schema()["properties"]["amount"]
+    contract = PACK.tools["create_refund"].contract
+    schema = contract.input_model.model_json_schema()["properties"]["amount"]
     assert schema == {"exclusiveMinimum": 0, "title": "Amount", "type": "number"}

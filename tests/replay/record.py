@@ -226,6 +226,10 @@ async def main() -> None:
     # records the call's resource, the answer claims (operation, tool, resource) and the run
     # completes with the receipt's confirmation line.
     await _record("refund_approved_v11", approve=True)
+    # sdk_v1: the support pack declared with agentledger.sdk (AgentPack, @pack.read_tool,
+    # @pack.write_tool); same workflow code as v11, same tool names, versions and schemas.
+    await _record("refund_approved_sdk_v1", approve=True)
+    await _record("refund_rejected_sdk_v1", approve=False)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,8 @@ for _runs_of_chain in CHAINS.values():
 def test_the_recorded_histories_are_checked_in() -> None:
     names = {p.stem for p in HISTORIES}
     assert names >= {"refund_approved", "refund_rejected", "loop_continue_as_new_0"}
+    # The support pack as declared with agentledger.sdk (recorded since its rewrite).
+    assert names >= {"refund_approved_sdk_v1", "refund_rejected_sdk_v1"}
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
@@ -166,6 +168,7 @@ def _bumped(name: str) -> dict[str, ToolContract]:
 @pytest.mark.parametrize(
     ("name", "replays_unchanged"),
     [
+        ("refund_approved_sdk_v1", True),
         ("refund_approved_v9", True),
         ("refund_approved_v8", True),
         ("refund_approved_v7", True),
@@ -190,6 +193,16 @@ async def test_a_deploy_that_bumps_a_contract_version_changes_no_run_that_froze_
     else:
         denied = [e for e in replayed.events if e.kind == "tool_call_denied"]
         assert denied and denied[0].reason_code == "contract_changed", _report(problems)
+
+
+@pytest.mark.parametrize("name", ["refund_approved_sdk_v1", "refund_rejected_sdk_v1"])
+def test_the_sdk_declared_support_pack_froze_the_terms_its_tools_declare(name: str) -> None:
+    """What the SDK-declared pack froze is what its decorators state (names, versions, schema
+    hashes, approval rules), the same terms the hand-written contracts had."""
+    manifest = read_history(Path(__file__).with_name("histories") / f"{name}.json").manifest
+    assert manifest is not None
+    live = {tool: contract.terms() for tool, contract in pack_contracts("support").items()}
+    assert manifest.terms == live
 
 
 def test_the_single_use_conversation_recorded_its_refused_copy_and_foreign_reply() -> None:

@@ -24,9 +24,9 @@ from agentledger.activities.retrieval import (
     semantic_installed,
 )
 from agentledger.activities.retrieval._tables import embeddings, passages
+from agentledger.packs.support import PACK
 from agentledger.packs.support.contracts import PolicyQuery
 from agentledger.packs.support.seed import PRINCIPALS
-from agentledger.packs.support.tools import SearchReturnsPolicy
 from tests.retrieval.conftest import NOW, RETURNS, add_revision
 
 if not semantic_installed():
@@ -187,7 +187,7 @@ def test_the_policy_search_tool_records_why_each_passage_was_retrieved(
     try:
         args = PolicyQuery(query=SMASHED)
         call = ToolCall("op_1", PRINCIPALS[0], args, None, NOW)
-        output = SearchReturnsPolicy().execute(retriever.engine, call)
+        output = PACK.tools["search_returns_policy"].execute(retriever.engine, call)
     finally:
         configure_retrieval("fulltext")
     results = output.output["results"]

@@ -10,9 +10,11 @@ import pytest
 from pydantic import BaseModel
 
 from agentledger.domain.webhooks import delivery_run_id, signature, signature_problem
-from agentledger.packs.support.webhooks import HELPDESK
+from agentledger.packs.support import PACK
 from agentledger.sdk import MappedOrder, PackDefinitionError, PayloadRejected, webhook
 from tests.sdk.test_pack import pack_with
+
+HELPDESK = PACK.webhooks["helpdesk"]
 
 
 class Event(BaseModel):

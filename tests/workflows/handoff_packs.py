@@ -24,7 +24,7 @@ from agentledger.domain.manifest import AgentProfile, ModelProfile, ToolGrant
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import Budget, WorkOrder
 from agentledger.packs import Pack
-from agentledger.packs.support.contracts import CREATE_REFUND
+from agentledger.packs.support import PACK as SUPPORT
 from agentledger.packs.support.review import (
     FRAUD_CHECK,
     FRAUD_REVIEW_PROFILE,
@@ -33,6 +33,8 @@ from agentledger.packs.support.review import (
 )
 from agentledger.packs.support.review import PACK as REVIEWED
 from agentledger.registry import register_pack
+
+CREATE_REFUND = SUPPORT.tools["create_refund"].contract
 
 __all__ = ["GREEDY", "REFUNDER", "SLOPPY", "SLOW", "TIGHT", "WIDE", "register"]
 

@@ -8,9 +8,11 @@ import pytest
 from agentledger.domain.approval_rule import ApprovalRule, RoleAbove
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalRequested
 from agentledger.errors import Refused
-from agentledger.packs.support.contracts import CREATE_REFUND
+from agentledger.packs.support import PACK as SUPPORT
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import refund_rows
+
+CREATE_REFUND = SUPPORT.tools["create_refund"].contract
 
 pytestmark = pytest.mark.temporal
 

@@ -4,7 +4,7 @@ Each is keyed on the runtime's idempotency key (a unique column), so a retry, a 
 crashed worker finds the row it wrote and returns the original receipt; ``reconcile`` answers
 "did it happen?" by reading that row. Two runs (two keys) changing one subscription serialise on
 its row: the transaction locks it (``SELECT ... FOR UPDATE`` under READ COMMITTED on PostgreSQL;
-on SQLite the ledger engine's ``ledger_write`` option begins IMMEDIATE) before it checks.
+on SQLite it begins IMMEDIATE: ``ToolContext.write_engine``) before it checks.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import calendar
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any
 
 from sqlalchemy import insert, select, update
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from agentledger.packs.billing import money
@@ -34,14 +34,6 @@ from agentledger.packs.billing.views import (
     SubscriptionId,
 )
 from agentledger.sdk import FactBound, ToolContext, ToolFailure, ToolResult
-
-_WRITE: Final = {"ledger_write": True}
-
-
-def _writer(engine: Engine) -> Engine:
-    if engine.dialect.name == "postgresql":
-        return engine.execution_options(**_WRITE, isolation_level="READ COMMITTED")
-    return engine.execution_options(**_WRITE)
 
 
 def _id(prefix: str, key: str) -> str:
@@ -97,7 +89,7 @@ def _change_once(
     row locked, ``plan`` judged against it, the change recorded with the new values. Returns
     the refusal, if any; a key that already made its change changes nothing again."""
     try:
-        with _writer(ctx.engine).begin() as conn:
+        with ctx.write_engine().begin() as conn:
             row = owned(conn, ctx, subscription_id, lock=True)
             if _change(conn, ctx.key, action) is not None:
                 return None
@@ -261,7 +253,7 @@ def issue_prorated_credit(
     reason: Reason,
 ) -> ToolResult[Credit] | ToolFailure:
     try:
-        with _writer(ctx.engine).begin() as conn:
+        with ctx.write_engine().begin() as conn:
             row = owned(conn, ctx, subscription_id, lock=True)
             if (done := _credit_by_key(conn, ctx.key)) is not None:
                 return _credit(ctx, done)

@@ -1,5 +1,10 @@
-"""The support pack's tool contracts: argument and result models, and what each tool promises
-(scope, risk, approval rule, the resource and facts it is bound by, how it is shown)."""
+"""The support pack's argument and result models, and its refund approval rule.
+
+The arguments are models of their own (the tools take them whole, ``arguments=``): a refund's
+amount is checked exact in its currency across two fields, and the schemas are pinned by every
+run recorded since the pack's first version. What each tool promises (scope, risk, approval,
+the resource and facts it is bound by, how it is shown) is stated where it is declared
+(``tools``, ``write_tools``)."""
 
 from __future__ import annotations
 
@@ -7,8 +12,8 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agentledger.domain.tools import ApprovalRule, FactBound, ModelView, RoleAbove, ToolContract
 from agentledger.packs.support.money import exact_amount
+from agentledger.sdk import ApprovalRule, RoleAbove
 
 ORDER_ID = r"^ord_[0-9]{1,12}$"
 # Strict: a JSON ``true`` or ``"42.5"`` is refused, never coerced. The schema stays a JSON number
@@ -86,86 +91,11 @@ class MessageReceipt(BaseModel):
     message_id: str
 
 
-GET_ORDER = ToolContract(
-    name="get_order",
-    version="1.0.0",
-    description="Read one of the requester's orders.",
-    input_model=OrderRef,
-    output_model=OrderView,
-    scope="read",
-    risk="low",
-    required_scope="orders:read",
-    resource_argument="order_id",
-    model_view=ModelView(
-        untouchable_fields=("order_id", "amount", "refundable_amount", "currency", "status")
-    ),
-    summary_template="Order {order_id}: {status}, refundable {refundable_amount} {currency}",
-)
-GET_CUSTOMER = ToolContract(
-    name="get_customer",
-    version="1.0.0",
-    description="Read the requester's customer profile.",
-    input_model=CustomerRef,
-    output_model=CustomerView,
-    scope="read",
-    risk="low",
-    required_scope="orders:read",
-    resource_argument="customer_id",
-    summary_template="Customer {customer_id}: {name} ({tier})",
-)
-SEARCH_RETURNS_POLICY = ToolContract(
-    name="search_returns_policy",
-    version="1.0.0",
-    description="Search the approved returns and shipping policies.",
-    input_model=PolicyQuery,
-    output_model=PolicyResults,
-    scope="read",
-    risk="low",
-    required_scope="policies:read",
-    model_view=ModelView(
-        mode="slim",
-        list_field="results",
-        keep_fields=("source_id", "title", "text"),
-        truncate_words=150,
-        max_items=6,
-        untouchable_fields=("source_id", "revision"),
-    ),
-    summary_template="Policy search: {count} passages",
-)
 FINANCE_LIMIT = 250.0
 """Refunds above this amount need a ``finance_approver`` (any currency: amounts are per order)."""
-CREATE_REFUND = ToolContract(
-    name="create_refund",
-    version="1.0.0",
-    description="Refund an order to the original payment method. Requires approval.",
-    input_model=RefundRequest,
-    output_model=RefundReceipt,
-    scope="write",
-    risk="consequential",
-    required_scope="refunds:request",
-    resource_argument="order_id",
-    # Every refund is approved; one over FINANCE_LIMIT only by a finance approver.
-    approval=ApprovalRule(
-        kind="always",
-        amount_argument="amount",
-        roles_above=(RoleAbove(role="finance_approver", above=FINANCE_LIMIT),),
-    ),
-    fact_bounds=(
-        FactBound(argument="amount", fact="refundable_amount", relation="at_most"),
-        FactBound(argument="currency", fact="currency", relation="equals"),
-    ),
-    summary_template="Refund {refund_id}: {amount} {currency} for {order_id}",
+REFUND_APPROVAL = ApprovalRule(
+    kind="always",
+    amount_argument="amount",
+    roles_above=(RoleAbove(role="finance_approver", above=FINANCE_LIMIT),),
 )
-SEND_CUSTOMER_MESSAGE = ToolContract(
-    name="send_customer_message",
-    version="1.0.0",
-    description="Send the customer a message.",
-    input_model=CustomerMessage,
-    output_model=MessageReceipt,
-    scope="write",
-    risk="consequential",
-    required_scope="messages:send",
-    resource_argument="customer_id",
-    approval=ApprovalRule(kind="always"),
-    summary_template="Message {message_id} sent",
-)
+"""Every refund is approved; one over ``FINANCE_LIMIT`` only by a finance approver."""

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from agentledger.activities.ports import ModelReply, ModelUsage
-from agentledger.domain.context import ContextPacket, PacketItem
-from agentledger.domain.manifest import ModelProfile
+from agentledger.sdk import ContextPacket, ModelProfile, ModelReply, ModelUsage, PacketItem
 
 _POLICY_QUERIES = {
     "delivered_late": "late delivery refund eligibility",
@@ -148,7 +146,7 @@ def _answer(v: _View) -> dict[str, JsonValue]:
         and passage is not None
         and "create_refund" in _proposable(v)
     ):
-        proposal = {
+        proposal: dict[str, JsonValue] = {
             "tool": "create_refund",
             "arguments": {
                 "order_id": v.order_id,

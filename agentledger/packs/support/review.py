@@ -17,18 +17,25 @@ from dataclasses import replace
 
 from pydantic import JsonValue
 
-from agentledger.activities.ports import ModelReply, ModelUsage, Pack
-from agentledger.domain.context import ContextPacket, StepProfile
-from agentledger.domain.graph import StepGraph
+from agentledger.domain.context import Kind, StateField
 from agentledger.domain.handoffs import HandoffContract, HandoffGate, HandoffTermination
-from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile, ToolGrant
-from agentledger.domain.principal import Principal
-from agentledger.domain.workorder import Budget, WorkOrder
+from agentledger.domain.manifest import AgentProfile, ToolGrant
 from agentledger.packs.support import PACK as SUPPORT
-from agentledger.packs.support.contracts import GET_CUSTOMER, GET_ORDER
 from agentledger.packs.support.playbook import Playbook
-from agentledger.packs.support.profile import SUPPORT_PROFILE
 from agentledger.packs.support.steps import SUPPORT_BUDGET
+from agentledger.sdk import (
+    Budget,
+    ContextPacket,
+    Instruction,
+    ModelProfile,
+    ModelReply,
+    ModelUsage,
+    Pack,
+    Principal,
+    StepGraph,
+    StepProfile,
+    WorkOrder,
+)
 
 __all__ = [
     "FRAUD_CHECK",
@@ -39,8 +46,14 @@ __all__ = [
     "ReviewedPlaybook",
 ]
 
-_STATE = ("references", "verified_facts", "completed_actions", "rejected_options")
-_SEES = ("tool_result", "verified_fact")
+_STATE: tuple[StateField, ...] = (
+    "references",
+    "verified_facts",
+    "completed_actions",
+    "rejected_options",
+)
+_SEES: tuple[Kind, ...] = ("tool_result", "verified_fact")
+_READS = (SUPPORT.tools["get_order"].contract, SUPPORT.tools["get_customer"].contract)
 
 FRAUD_REVIEW_PROFILE = AgentProfile(
     profile_id="support-fraud-review",
@@ -59,7 +72,7 @@ FRAUD_REVIEW_PROFILE = AgentProfile(
         model="fraud-review-v1",
         encoding="cl100k_base",
     ),
-    tool_grants=(ToolGrant.of(GET_ORDER, ["gather"]), ToolGrant.of(GET_CUSTOMER, ["gather"])),
+    tool_grants=tuple(ToolGrant.of(contract, ["gather"]) for contract in _READS),
     step_profiles=(
         StepProfile(
             name="gather",
@@ -109,7 +122,7 @@ FRAUD_CHECK = HandoffContract(
     gates=(HandoffGate(tool="create_refund", field="verdict", passes=("clear",)),),
 )
 
-REVIEWED_PROFILE = SUPPORT_PROFILE.model_copy(
+REVIEWED_PROFILE = SUPPORT.profile.model_copy(
     update={
         "profile_id": "support-refunds-reviewed",
         "agent_version": "support-agent-reviewed-v1",

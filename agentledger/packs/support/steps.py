@@ -1,8 +1,8 @@
 """The support pack's model steps and token budget: what each step sees, calls and proposes.
 
 ``choose_next_action`` reads the request, the verified ids and a few read tools (the policy only
-as an index); ``draft_answer`` must cite policy once the order's status is verified and may only
-propose the consequential tools (refund, message). The types are ``agentledger.domain.context``'s.
+as an index), then proceeds to ``draft_answer``, which must cite policy once the order's status
+is verified and may only propose the consequential tools (refund, message).
 """
 
 from __future__ import annotations
@@ -10,37 +10,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from agentledger.domain.context import SEED_TOKEN_BUDGET, RequirementRule, StepProfile
+from agentledger.sdk import DEFAULT_TOKEN_BUDGET, RequirementRule, StepProfile, step
 
-CHOOSE_NEXT_ACTION = StepProfile(
-    name="choose_next_action",
-    required_kinds=("instruction", "user_request"),
-    optional_kinds=("record_index", "tool_result", "verified_fact"),
-    index_kinds=("policy_passage",),
-    state_fields=(
-        "references",
-        "verified_facts",
-        "completed_actions",
-        "pending_approvals",
-        "remaining_budget",
-        "rejected_options",
-        "unresolved_errors",
-    ),
-    allowed_tools=("get_order", "get_customer", "search_returns_policy"),
-    output_schema="next_action",
+CHOOSE = step(
+    "choose_next_action",
+    next=["draft_answer"],
+    tools=["get_order", "get_customer", "search_returns_policy"],
+    sees=("record_index", "tool_result", "verified_fact"),
+    index=("policy_passage",),
 )
 
-DRAFT_ANSWER = StepProfile(
-    name="draft_answer",
-    required_kinds=("instruction", "user_request"),
-    conditional_kinds=(
+DRAFT = step(
+    "draft_answer",
+    proposes=["create_refund", "send_customer_message"],
+    required_when=(
         RequirementRule(
             kind="policy_passage",
             when_fact="order_status",
             when_values=("delivered", "delivered_late", "in_transit"),
         ),
     ),
-    optional_kinds=(
+    sees=(
         "conversation_turn",
         "memory",
         "policy_passage",
@@ -49,7 +39,7 @@ DRAFT_ANSWER = StepProfile(
         "unresolved_error",
         "verified_fact",
     ),
-    state_fields=(
+    state=(
         "references",
         "verified_facts",
         "completed_actions",
@@ -58,15 +48,16 @@ DRAFT_ANSWER = StepProfile(
         "proposed_action",
         "rejected_options",
     ),
-    proposable_actions=("create_refund", "send_customer_message"),
-    output_schema="answer",
-    inject_current_date=True,
-    inject_principal_profile=True,
+    current_date=True,
+    principal_profile=True,
 )
+
+CHOOSE_NEXT_ACTION: StepProfile = CHOOSE.profile
+DRAFT_ANSWER: StepProfile = DRAFT.profile
 
 SUPPORT_STEP_PROFILES: Mapping[str, StepProfile] = MappingProxyType(
     {p.name: p for p in (CHOOSE_NEXT_ACTION, DRAFT_ANSWER)}
 )
 
-SUPPORT_BUDGET = SEED_TOKEN_BUDGET
+SUPPORT_BUDGET = DEFAULT_TOKEN_BUDGET
 """The support pack's 12,000-token table (seed 000's), split into the builder's five pools."""

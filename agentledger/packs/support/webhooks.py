@@ -11,7 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentledger.sdk import MappedOrder, PayloadRejected, webhook
+from agentledger.packs.support.definition import pack
+from agentledger.sdk import MappedOrder, PayloadRejected
 
 
 class HelpdeskTicket(BaseModel):
@@ -25,6 +26,7 @@ class HelpdeskTicket(BaseModel):
     text: str = Field(min_length=1, max_length=3_000)
 
 
+@pack.webhook("helpdesk")
 def from_ticket(ticket: HelpdeskTicket) -> MappedOrder:
     if ticket.status != "open":
         raise PayloadRejected(f"ticket {ticket.ticket_id} is {ticket.status}: only open tickets")
@@ -35,5 +37,3 @@ def from_ticket(ticket: HelpdeskTicket) -> MappedOrder:
     )
     return MappedOrder(request=request, requester=ticket.customer_id)
 
-
-HELPDESK = webhook("helpdesk", from_ticket, pack="support")

@@ -59,7 +59,7 @@ def checked_domain(name: object) -> Domain:
     """``name`` as a hosted domain, or ``UnknownDomain``."""
     if name not in DOMAINS:
         raise UnknownDomain(f"τ² domain {name!r} is not hosted here; choose from {DOMAINS}")
-    return name  # type: ignore[return-value]
+    return name
 
 
 @dataclass(frozen=True)
@@ -85,10 +85,12 @@ def _module(name: Domain) -> ModuleType:
     if checked_domain(name) == "retail":
         from tau2.domains.retail import environment as retail
 
-        return retail
+        found: ModuleType = retail
+        return found
     from tau2.domains.airline import environment as airline
 
-    return airline
+    found = airline
+    return found
 
 
 @cache
