@@ -61,7 +61,7 @@ def build_step_packet(
         manifest.token_budget,
         now,
         tool_definitions=definitions,
-        model_settings_digest=sha256_hex(manifest.model.model_dump(mode="json")),
+        model_settings_digest=sha256_hex(manifest.model.canonical()),
         counter=step_counter(manifest),
         output_schema=decision_schema(
             profile.output_schema,

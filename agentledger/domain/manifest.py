@@ -158,6 +158,9 @@ class ExecutionManifest(Frozen):
         exclude: dict[str, Any] = {name: True for name in optional if not getattr(self, name)}
         if self.compaction.window is None:
             exclude["compaction"] = {"window"}
+        model_fields = set(self.model.model_dump()) - set(self.model.canonical())
+        if model_fields:
+            exclude["model"] = model_fields
         return self.model_dump(mode="json", exclude=exclude or None)
 
     @property
