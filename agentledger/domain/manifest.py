@@ -158,9 +158,6 @@ class ExecutionManifest(Frozen):
         exclude: dict[str, Any] = {name: True for name in optional if not getattr(self, name)}
         if self.compaction.window is None:
             exclude["compaction"] = {"window"}
-        model_fields = set(self.model.model_dump()) - set(self.model.canonical())
-        if model_fields:
-            exclude["model"] = model_fields
         return self.model_dump(mode="json", exclude=exclude or None)
 
     @property
@@ -233,6 +230,22 @@ def _granted(profile: AgentProfile, mcp_pins: tuple[McpServerPin, ...]) -> tuple
     return tool_grants
 
 
+def unpriced_cost_limit(model: ModelProfile, budget: Budget) -> str | None:
+    """Why a cost limit could not be kept: no price to count with, or a chain whose prices are in
+    more than one currency (``None``: it can be)."""
+    chain = [(model.model, model.price), *((r.model, r.price) for r in model.fallbacks)]
+    currencies = {price.currency for _, price in chain if price is not None}
+    if len(currencies) > 1:
+        return f"model {model.name!r}: its chain is priced in {sorted(currencies)}; use one"
+    unpriced = [name for name, price in chain if price is None]
+    if budget.max_cost is None or not unpriced:
+        return None
+    return (
+        f"budget max_cost {budget.max_cost} needs a price for every model of {model.name!r}'s "
+        f"chain; unpriced: {', '.join(unpriced)}"
+    )
+
+
 def resolve_manifest(
     profile: AgentProfile,
     *,
@@ -252,6 +265,9 @@ def resolve_manifest(
     ``handoff_origin``: set for a child run, whose grants are narrowed to its authority.
 
     A handoff contract whose authority is wider than the grants raises ``HandoffAuthorityError``."""
+    price_problem = unpriced_cost_limit(profile.model, profile.budgets)
+    if price_problem is not None:
+        raise ManifestError(price_problem)
     tool_grants = _granted(profile, mcp_pins)
     if handoff_origin is not None:
         tool_grants = tuple(g for g in tool_grants if g.name in handoff_origin.authority)

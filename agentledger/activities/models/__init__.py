@@ -9,6 +9,7 @@ decisions come back as output for the model step to reject and record (``_reply`
 """
 
 from agentledger.activities.models._capabilities import KINDS, capabilities
+from agentledger.activities.models._fallback import decide_along_chain, unconfigured_fallbacks
 from agentledger.activities.models._prompt import messages, prompt, sent_messages, tools
 from agentledger.activities.models._providers import (
     ConfiguredProvider,
@@ -36,6 +37,7 @@ __all__ = [
     "ProviderSettings",
     "capabilities",
     "chosen_model",
+    "decide_along_chain",
     "messages",
     "model_clients",
     "openai_compatible_profile",
@@ -44,4 +46,5 @@ __all__ = [
     "providers_from",
     "sent_messages",
     "tools",
+    "unconfigured_fallbacks",
 ]
