@@ -200,6 +200,14 @@ class BudgetUsed(Frozen):
     cost: Decimal = Decimal(0)
     """The sum of the run's priced model calls (``ModelCalled.cost``), in the price's currency."""
 
+    @model_serializer(mode="wrap")
+    def _cost_left_out_while_zero(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """So states recorded before ``cost`` existed (compaction facts) read back the same."""
+        data = handler(self)
+        if not self.cost and isinstance(data, dict):
+            data.pop("cost", None)
+        return data
+
 
 class WorkingState(Frozen):
     """The pure projection of one run's events."""

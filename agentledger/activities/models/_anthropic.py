@@ -2,7 +2,8 @@
 
 The fixed prefix (the system text) carries a ``cache_control`` breakpoint, Anthropic's prompt
 cache: every step of every run of the same profile and step shares it. Decisions are native tool
-calls (``tool_choice: any``): Anthropic's tools are its structured output.
+calls (``tool_choice: any``); in the ``json_schema`` form, a JSON object under
+``output_config.format`` (Anthropic's structured outputs).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 import anthropic
 from anthropic.types import Message
 
-from agentledger.activities.models._prompt import prompt, tools
+from agentledger.activities.models._prompt import output_schema, prompt, tools
 from agentledger.activities.models._reply import Called, Said
 from agentledger.activities.models._settings import ProviderSettings
 from agentledger.activities.ports import ModelUsage
@@ -34,8 +35,10 @@ def request(
         "messages": [{"role": "user", "content": user}],
         "max_tokens": settings.max_tokens,
     }
-    if settings.temperature is not None:
-        body["temperature"] = settings.temperature
+    # No sampling settings: this Messages API version takes none (``temperature`` is refused).
+    if settings.decisions == "json_schema" and settings.structured_output == "json_schema":
+        schema = output_schema(packet, settings)
+        body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
     offered = tools(packet, settings)
     if offered:
         body["tools"] = [

@@ -1,7 +1,7 @@
 """What each provider kind can do, declared once; a profile freezes its declaration.
 
 ``openai``       Chat Completions or the Responses API (reasoning items only in the latter).
-``anthropic``    Messages: tools are its structured output; cache breakpoints; thinking blocks.
+``anthropic``    Messages: tools or ``output_config.format``; cache breakpoints; thinking blocks.
 ``openai_compatible``  what the endpoint was configured to accept (llama.cpp, vLLM, Ollama,
                  Gemini's compatible endpoint, Azure OpenAI differ in tools and schemas).
 """
@@ -26,7 +26,7 @@ def capabilities(settings: ProviderSettings) -> ModelCapabilities:
     if settings.api == "anthropic_messages":
         return ModelCapabilities(
             native_tool_calls=True,
-            json_schema_output=False,
+            json_schema_output=True,
             streaming=True,
             prompt_caching=True,
             reasoning_blocks=True,
