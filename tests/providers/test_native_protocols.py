@@ -127,7 +127,8 @@ def test_responses_json_schema_form_sends_the_schema_as_text_format(
     )
     assert isinstance(DECISION.validate_python(reply.output), ProceedToAnswer)
     sent = chat_server.requests[-1].body["text"]["format"]
-    assert sent["type"] == "json_schema" and sent["name"] == packets.choose_next_action().output_schema.name
+    assert sent["type"] == "json_schema"
+    assert sent["name"] == packets.choose_next_action().output_schema.name
 
 
 @pytest.mark.parametrize(
