@@ -25,6 +25,7 @@ from agentledger.domain.mcp import (
     pin_contracts,
     pin_contracts_names,
 )
+from agentledger.domain.model_calls import unpriced_cost_limit
 from agentledger.domain.model_profile import (
     ModelProfile as ModelProfile,  # re-exported: part of a manifest
 )
@@ -228,22 +229,6 @@ def _granted(profile: AgentProfile, mcp_pins: tuple[McpServerPin, ...]) -> tuple
         if unknown:
             raise ManifestError(f"grant {grant.name} names unknown steps {sorted(unknown)}")
     return tool_grants
-
-
-def unpriced_cost_limit(model: ModelProfile, budget: Budget) -> str | None:
-    """Why a cost limit could not be kept: no price to count with, or a chain whose prices are in
-    more than one currency (``None``: it can be)."""
-    chain = [(model.model, model.price), *((r.model, r.price) for r in model.fallbacks)]
-    currencies = {price.currency for _, price in chain if price is not None}
-    if len(currencies) > 1:
-        return f"model {model.name!r}: its chain is priced in {sorted(currencies)}; use one"
-    unpriced = [name for name, price in chain if price is None]
-    if budget.max_cost is None or not unpriced:
-        return None
-    return (
-        f"budget max_cost {budget.max_cost} needs a price for every model of {model.name!r}'s "
-        f"chain; unpriced: {', '.join(unpriced)}"
-    )
 
 
 def resolve_manifest(

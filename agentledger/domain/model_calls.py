@@ -13,7 +13,8 @@ from decimal import Decimal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentledger.domain.decisions import AnyDecision
-from agentledger.domain.model_profile import Price
+from agentledger.domain.model_profile import ModelProfile, Price
+from agentledger.domain.workorder import Budget
 
 
 class _Result(BaseModel):
@@ -93,3 +94,19 @@ class ModelStepResult(_Result):
     usage: TokenUsage | None = None
     call: ModelCall | None = None
     """``None`` in results recorded before calls were (their histories replay unchanged)."""
+
+
+def unpriced_cost_limit(model: ModelProfile, budget: Budget) -> str | None:
+    """Why a cost limit could not be kept: no price to count with, or a chain whose prices are in
+    more than one currency (``None``: it can be)."""
+    chain = [(model.model, model.price), *((r.model, r.price) for r in model.fallbacks)]
+    currencies = {price.currency for _, price in chain if price is not None}
+    if len(currencies) > 1:
+        return f"model {model.name!r}: its chain is priced in {sorted(currencies)}; use one"
+    unpriced = [name for name, price in chain if price is None]
+    if budget.max_cost is None or not unpriced:
+        return None
+    return (
+        f"budget max_cost {budget.max_cost} needs a price for every model of {model.name!r}'s "
+        f"chain; unpriced: {', '.join(unpriced)}"
+    )

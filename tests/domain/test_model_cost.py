@@ -12,8 +12,14 @@ from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.decisions import Answer, ProceedToAnswer
 from agentledger.domain.errors import ManifestError
 from agentledger.domain.fold import project
-from agentledger.domain.manifest import resolve_manifest, unpriced_cost_limit
-from agentledger.domain.model_calls import ModelCall, ModelStepResult, TokenUsage, priced_call
+from agentledger.domain.manifest import resolve_manifest
+from agentledger.domain.model_calls import (
+    ModelCall,
+    ModelStepResult,
+    TokenUsage,
+    priced_call,
+    unpriced_cost_limit,
+)
 from agentledger.domain.model_profile import ModelProfile, ModelRoute, Price
 from agentledger.domain.run_loop import budget_exhausted, narrowed_budget
 from agentledger.domain.state import BudgetUsed, WorkingState
