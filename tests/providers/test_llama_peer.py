@@ -32,7 +32,10 @@ def test_a_reply_is_a_decision_or_a_rejectable_output_with_real_usage(
 ) -> None:
     client = ProviderClient(environ={})
     try:
-        reply = client.decide(packets.choose_next_action(), llama_peer.profile())
+        # Called directly, not under the workflow's activity timeout: sized for a first,
+        # uncached prompt on a busy 2-core machine (63 s measured at load 12).
+        profile = llama_peer.profile(timeout_seconds=300.0)
+        reply = client.decide(packets.choose_next_action(), profile)
     finally:
         client.close()
     try:
