@@ -18,7 +18,7 @@ from agentledger.activities.ledger import Ledger, LedgerUnavailable
 from agentledger.activities.memory import MemoryActivities, MemoryStore, remember_preference
 from agentledger.activities.memory import install as install_memory
 from agentledger.activities.messages import ActivityQueues
-from agentledger.activities.models import model_clients
+from agentledger.activities.models import model_clients, unconfigured_fallbacks
 from agentledger.activities.ports import ModelClient, Pack
 from agentledger.activities.retrieval import SemanticUnavailable, configure_retrieval
 from agentledger.activities.retrieval import install as install_retrieval
@@ -147,10 +147,23 @@ class Runtime:
         return temporal
 
     def models(self) -> Mapping[str, ModelClient]:
-        """Every pack's scripted models (``playbook``) plus the real providers."""
-        packs = {k: v for pack in loaded_packs()[0].values() for k, v in pack.models.items()}
-        overlaid = {k: v for pack in self.overlays.values() for k, v in pack.models.items()}
-        return {**packs, **overlaid, **model_clients(self.settings)}
+        """Every pack's scripted models (``playbook``) plus the real providers. A pack's
+        fallback chain naming a provider this worker lacks is refused here, at worker start."""
+        installed = [*loaded_packs()[0].values(), *self.overlays.values()]
+        packs = {k: v for pack in installed for k, v in pack.models.items()}
+        models = {**packs, **model_clients(self.settings)}
+        profiles = {
+            f"{pack.name}/{profile.profile_id}": profile.model
+            for pack in installed
+            for profile in (pack.profile, *pack.profiles.values())
+        }
+        missing = unconfigured_fallbacks(profiles, set(models))
+        if missing:
+            raise ConfigError(
+                "model fallback chains name providers not configured on this worker: "
+                f"{', '.join(missing)} (AGENTLEDGER_MODEL_PROVIDERS)"
+            )
+        return models
 
     def worker(self, client: Client, *, max_concurrent: int = 64) -> Worker:
         """One worker for every kind of work, on the one task queue they share."""

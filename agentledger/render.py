@@ -107,6 +107,12 @@ def summarize(event: ev.RunEvent) -> str:
             return f"{event.code}: {event.message}"
         case ev.BudgetCharged():
             return f"{event.tokens} tokens, {event.tool_calls} tool calls ({event.reason})"
+        case ev.ModelCalled():
+            cost = "unpriced" if event.cost is None else f"{event.cost} {event.currency}"
+            return (
+                f"{event.provider}:{event.model} attempt {event.attempt}, {event.input_tokens} in "
+                f"({event.cached_tokens} cached), {event.output_tokens} out, {cost}"
+            )
         case ev.RunCompleted():
             return f"answer cites {', '.join(event.cited_source_ids) or 'no sources'}"
         case ev.RunFailed():

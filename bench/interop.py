@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from temporalio.exceptions import ApplicationError
 
-from agentledger.activities.models import MALFORMED, OpenAICompatibleClient, model_clients
+from agentledger.activities.models import MALFORMED, ProviderClient, model_clients
 from agentledger.activities.models import openai_compatible_profile as profile_for
 from agentledger.activities.ports import ModelReply
 from agentledger.devserver import stop_dev_server
@@ -82,7 +82,7 @@ LOCAL_CASES: list[tuple[str, Reply, Check, dict[str, Any]]] = [
 Result = ModelReply | ApplicationError
 
 
-def _call(client: OpenAICompatibleClient, packet: Any, profile: Any) -> Result:
+def _call(client: ProviderClient, packet: Any, profile: Any) -> Result:
     try:
         return client.decide(packet, profile)
     except ApplicationError as exc:
@@ -90,7 +90,7 @@ def _call(client: OpenAICompatibleClient, packet: Any, profile: Any) -> Result:
 
 
 def local_cases(report: Callable[..., None]) -> None:
-    server, client = ChatServer(), OpenAICompatibleClient(environ={})
+    server, client = ChatServer(), ProviderClient(environ={})
     try:
         for name, reply, check, settings in LOCAL_CASES:
             server.script(reply)
@@ -103,7 +103,7 @@ def local_cases(report: Callable[..., None]) -> None:
 
 
 def llama_cases(peer: LlamaPeer, report: Callable[..., None]) -> None:
-    client = OpenAICompatibleClient(environ={})
+    client = ProviderClient(environ={})
     try:
         for name in ("choose_next_action", "draft_answer"):
             packet = getattr(packets, name)()

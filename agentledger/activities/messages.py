@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from agentledger.domain.events import RunEvent
 from agentledger.domain.handoffs import HandoffOrigin
+from agentledger.domain.model_calls import ModelStepResult, PacketSummary, TokenUsage
 from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
-from agentledger.domain.steps import ModelStepResult, PacketSummary, TokenUsage
 from agentledger.domain.workorder import WorkOrder
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from agentledger.activities.ports import ModelReply, Pack
@@ -21,10 +22,15 @@ from agentledger.domain.context import (
     model_counter,
 )
 from agentledger.domain.decisions import Decision
-from agentledger.domain.limits import unencodable_problem
+from agentledger.domain.limits import bounded_raw, unencodable_problem
 from agentledger.domain.manifest import ExecutionManifest
+from agentledger.domain.model_calls import (
+    ModelStepResult,
+    PacketSummary,
+    TokenUsage,
+    priced_call,
+)
 from agentledger.domain.state import WorkingState
-from agentledger.domain.steps import ModelStepResult, PacketSummary, TokenUsage
 
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
 
@@ -61,7 +67,7 @@ def build_step_packet(
         manifest.token_budget,
         now,
         tool_definitions=definitions,
-        model_settings_digest=sha256_hex(manifest.model.model_dump(mode="json")),
+        model_settings_digest=sha256_hex(manifest.model.canonical()),
         counter=step_counter(manifest),
         output_schema=decision_schema(
             profile.output_schema,
@@ -122,26 +128,40 @@ def packet_summary(packet: ContextPacket) -> PacketSummary:
 
 
 def decided(
-    reply: ModelReply, packet: ContextPacket, manifest: ExecutionManifest
+    reply: ModelReply,
+    packet: ContextPacket,
+    manifest: ExecutionManifest,
+    *,
+    route: int = 0,
+    attempt: int = 1,
 ) -> ModelStepResult:
-    """The step's result: what it cost, and the decision the reply holds or why it holds none."""
+    """The step's result: what it cost, and the decision the reply holds or why it holds none.
+    ``route``: which of the model's chain answered; ``attempt``: the activity's attempt."""
     usage = reply.usage
     if not usage.estimated and usage.input_tokens > 0 and packet.total_tokens > 0:
         # The provider's count corrects this encoding's estimates for the next packets.
         step_counter(manifest).calibrate(packet.total_tokens, usage.input_tokens)
+    used = TokenUsage(
+        input_tokens=usage.input_tokens,
+        cached_tokens=usage.cached_tokens,
+        output_tokens=usage.output_tokens,
+        reported=not usage.estimated,
+    )
+    provider, model, price = manifest.model.route(route)
     charged = ModelStepResult(
         packet=packet_summary(packet),
         tokens_used=usage.input_tokens + usage.output_tokens or packet.total_tokens,
-        usage=TokenUsage(
-            input_tokens=usage.input_tokens,
-            cached_tokens=usage.cached_tokens,
-            output_tokens=usage.output_tokens,
-            reported=not usage.estimated,
-        ),
+        usage=used,
+        call=priced_call(provider, model, used, price, attempt=attempt, route=route),
     )
     if reply.output.get("type") == "malformed_reply":
-        problem = reply.output.get("problem")
-        return charged.model_copy(update={"rejection": f"model reply unusable: {problem}"})
+        problem, raw = reply.output.get("problem"), reply.output.get("raw")
+        return charged.model_copy(
+            update={
+                "rejection": f"model reply unusable: {problem}",
+                "raw_reply": bounded_raw(raw if isinstance(raw, str) else ""),
+            }
+        )
     unencodable = unencodable_problem(reply.output, "the model's output")
     if unencodable is not None:  # it could be neither returned, recorded nor shown
         return charged.model_copy(update={"rejection": f"model reply unusable: {unencodable}"})
@@ -152,5 +172,6 @@ def decided(
             f"model output is not a valid decision: {exc.error_count()} error(s), "
             f"first: {exc.errors()[0]['msg']}"
         )
-        return charged.model_copy(update={"rejection": rejection})
+        raw_reply = bounded_raw(orjson.dumps(reply.output).decode())
+        return charged.model_copy(update={"rejection": rejection, "raw_reply": raw_reply})
     return charged.model_copy(update={"decision": decision})

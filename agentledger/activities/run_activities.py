@@ -26,7 +26,7 @@ from agentledger.activities.messages import (
     ResumeInput,
     ToolStepInput,
 )
-from agentledger.activities.models import chosen_model
+from agentledger.activities.models import chosen_model, decide_along_chain
 from agentledger.activities.packets import build_step_packet, decided
 from agentledger.activities.ports import (
     ModelClient,
@@ -200,8 +200,7 @@ class RunActivities(RunSteps):
                 raise
             _telemetry.packet_built(built, packet)
         self._record_packet(params, packet)
-        model = self._models.get(manifest.model.provider)
-        if model is None:
+        if manifest.model.provider not in self._models:
             raise ApplicationError(
                 f"no model provider {manifest.model.provider!r} on this worker "
                 f"(has: {', '.join(sorted(self._models))})",
@@ -209,9 +208,9 @@ class RunActivities(RunSteps):
                 non_retryable=True,
             )
         with _telemetry.span("agentledger.model_call", params.run_id, manifest_hash) as called:
-            reply = model.decide(packet, manifest.model)
+            reply, route = decide_along_chain(self._models, packet, manifest.model)
             _telemetry.model_called(called, manifest.model, reply)
-        return decided(reply, packet, manifest)
+        return decided(reply, packet, manifest, route=route, attempt=activity.info().attempt)
 
     @activity.defn(name="execute_tool")
     def execute_tool(self, params: ToolStepInput) -> Receipt:

@@ -58,7 +58,7 @@ _DICT_FIELDS = (
 class Draft:
     """Mutable working copy of a WorkingState; containers are copied once, on first use."""
 
-    __slots__ = ("_evidence_keys", "f", "steps", "tokens", "tool_calls")
+    __slots__ = ("_evidence_keys", "cost", "f", "steps", "tokens", "tool_calls")
 
     def __init__(self, state: WorkingState) -> None:
         f = dict(state.__dict__)
@@ -67,6 +67,7 @@ class Draft:
             state.used.tool_calls,
             state.used.tokens,
         )
+        self.cost = state.used.cost
         self._evidence_keys: set[tuple[str, str]] | None = None
         for name in _TUPLE_FIELDS:
             f[name] = list(f[name])
@@ -79,12 +80,13 @@ class Draft:
         fresh = Draft(state)
         self.f.update(fresh.f)
         self.steps, self.tool_calls, self.tokens = fresh.steps, fresh.tool_calls, fresh.tokens
+        self.cost = fresh.cost
         self._evidence_keys = None
 
     def freeze(self) -> WorkingState:
         f = dict(self.f)
         f["used"] = BudgetUsed.trusted(
-            steps=self.steps, tool_calls=self.tool_calls, tokens=self.tokens
+            steps=self.steps, tool_calls=self.tool_calls, tokens=self.tokens, cost=self.cost
         )
         for name in _TUPLE_FIELDS:
             f[name] = tuple(f[name])

@@ -8,6 +8,7 @@ upgraded on read by ``domain.upcasting``.
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, JsonValue, TypeAdapter, field_validator, model_validator
@@ -51,6 +52,9 @@ class RunCompleted(Envelope):
     claims: tuple[Claim, ...] = ()
     """The effects the answer reported, each checked against its receipt (``domain.claims``);
     ``answer`` carries their confirmation lines."""
+    total_cost: Decimal | None = None
+    """The run's model calls' cost (``None``: no call was priced)."""
+    currency: str | None = None
 
 
 class RunFailed(Envelope):
@@ -92,6 +96,8 @@ class DecisionRejected(Envelope):
     reason_code: str
     detail: str
     option: str = ""
+    raw_reply: str = ""
+    """For an unusable model reply: the reply as received, bounded; never shown to a customer."""
 
 
 class ToolCallAuthorised(Envelope):
@@ -206,6 +212,25 @@ class BudgetCharged(Envelope):
     output_tokens: int = 0
     usage_reported: bool = False
     """True when the provider reported the counts; otherwise they are the packet's estimate."""
+
+
+class ModelCalled(Envelope):
+    """One model call that answered a step: which provider and model (a fallback's, when the
+    chain moved down), the activity attempt, the tokens the provider reported and their cost at
+    the frozen price (``None``: the model has no price)."""
+
+    kind: Literal["model_called"] = "model_called"
+    step: str
+    provider: str
+    model: str
+    attempt: int = 1
+    route: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    usage_reported: bool = False
+    cost: Decimal | None = None
+    currency: str | None = None
 
 
 class HistoryCompacted(Envelope):
@@ -334,6 +359,7 @@ RunEvent = Annotated[
     | ApprovalAttemptRefused
     | ErrorRecorded
     | BudgetCharged
+    | ModelCalled
     | HistoryCompacted
     | MemoryProposed
     | ReplyAwaited

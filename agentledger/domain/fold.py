@@ -44,6 +44,7 @@ from agentledger.domain.events import (
     HandoffRequested,
     HistoryCompacted,
     MemoryProposed,
+    ModelCalled,
     ReplyAwaited,
     ReplyRefused,
     RunCompleted,
@@ -144,6 +145,11 @@ def _apply_charge(d: Draft, event: BudgetCharged) -> None:
     d.steps += event.steps
     d.tool_calls += event.tool_calls
     d.tokens += event.tokens
+
+
+def _apply_model_called(d: Draft, event: ModelCalled) -> None:
+    if event.cost is not None:
+        d.cost += event.cost
 
 
 def _apply_rejected(d: Draft, event: DecisionRejected) -> None:
@@ -274,6 +280,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     StepStarted: _apply_step,
     ContextPacketBuilt: _apply_packet,
     BudgetCharged: _apply_charge,
+    ModelCalled: _apply_model_called,
     DecisionRecorded: _apply_decision,
     DecisionRejected: _apply_rejected,
     ToolCallAuthorised: apply_authorised,

@@ -25,6 +25,8 @@ MAX_QUESTION_CHARS = 4_000
 MAX_REPLY_CHARS = 20_000
 """A customer's reply in a conversation: a message, not a document (longer ones are refused)."""
 MAX_WORK_ORDER_CHARS = 256 * 1024
+MAX_RAW_REPLY_CHARS = 8_000
+"""A rejected model reply as recorded: enough to see what went wrong, never a whole document."""
 INTEGER_RANGE = (-(2**63), 2**64 - 1)
 """Integers within 64 bits, signed or unsigned. Beyond them most systems of record, JSON parsers
 and orjson cannot hold a number exactly: refused here rather than rounded somewhere later."""
@@ -116,3 +118,10 @@ def undecodable_work_order(problem: str) -> WorkOrder:
         agent_profile_id="",
         grants=(),
     )
+
+
+def bounded_raw(text: str, limit: int = MAX_RAW_REPLY_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters not recorded]"

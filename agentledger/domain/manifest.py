@@ -25,6 +25,7 @@ from agentledger.domain.mcp import (
     pin_contracts,
     pin_contracts_names,
 )
+from agentledger.domain.model_calls import unpriced_cost_limit
 from agentledger.domain.model_profile import (
     ModelProfile as ModelProfile,  # re-exported: part of a manifest
 )
@@ -249,6 +250,9 @@ def resolve_manifest(
     ``handoff_origin``: set for a child run, whose grants are narrowed to its authority.
 
     A handoff contract whose authority is wider than the grants raises ``HandoffAuthorityError``."""
+    price_problem = unpriced_cost_limit(profile.model, profile.budgets)
+    if price_problem is not None:
+        raise ManifestError(price_problem)
     tool_grants = _granted(profile, mcp_pins)
     if handoff_origin is not None:
         tool_grants = tuple(g for g in tool_grants if g.name in handoff_origin.authority)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from agentledger.domain._model import Frozen
 from agentledger.domain.claims import unsupported_claims
@@ -135,7 +136,12 @@ def narrowed_budget(requested: Budget | None, ceiling: Budget) -> Budget:
         tool_calls=min(requested.tool_calls, ceiling.tool_calls),
         tokens=min(requested.tokens, ceiling.tokens),
         wall_seconds=min(requested.wall_seconds, ceiling.wall_seconds),
+        max_cost=_lower(requested.max_cost, ceiling.max_cost),
     )
+
+
+def _lower(a: Decimal | None, b: Decimal | None) -> Decimal | None:
+    return b if a is None else a if b is None else min(a, b)
 
 
 def budget_exhausted(state: WorkingState, now: datetime) -> str | None:
@@ -144,6 +150,8 @@ def budget_exhausted(state: WorkingState, now: datetime) -> str | None:
         return "steps"
     if state.remaining_tokens() <= 0:
         return "tokens"
+    if state.budget.max_cost is not None and state.used.cost >= state.budget.max_cost:
+        return "cost"
     if state.started_at is not None and now - state.started_at > timedelta(
         seconds=state.budget.wall_seconds
     ):

@@ -7,6 +7,7 @@ summary could silently rewrite.
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import (
@@ -196,6 +197,16 @@ class BudgetUsed(Frozen):
     steps: int = 0
     tool_calls: int = 0
     tokens: int = 0
+    cost: Decimal = Decimal(0)
+    """The sum of the run's priced model calls (``ModelCalled.cost``), in the price's currency."""
+
+    @model_serializer(mode="wrap")
+    def _cost_left_out_while_zero(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """So states recorded before ``cost`` existed (compaction facts) read back the same."""
+        data = handler(self)
+        if not self.cost and isinstance(data, dict):
+            data.pop("cost", None)
+        return data
 
 
 class WorkingState(Frozen):

@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from agentledger.domain import events as ev
 from agentledger.domain.claims import delivered_text
 from agentledger.domain.compaction import carried_size_problem, context_state
-from agentledger.domain.decisions import Answer, AnyDecision, AskUser, CallTool, Delegate
+from agentledger.domain.decisions import Answer, AskUser, CallTool, Delegate
 from agentledger.domain.fold import evolve
 from agentledger.domain.graph import ConversationPolicy
 from agentledger.domain.handoffs import schema_problem
+from agentledger.domain.limits import bounded_raw
 from agentledger.domain.manifest import ExecutionManifest
+from agentledger.domain.model_calls import ModelStepResult, TokenUsage
 from agentledger.domain.run_loop import (
     DecisionProblem,
     budget_exhausted,
@@ -74,38 +74,6 @@ class Recording:
         self.add(ev.RunFailed(**self.stamp(now), reason_code=reason_code, message=message))
 
 
-class _Result(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class PacketSummary(_Result):
-    packet_hash: str
-    cache_key: str
-    section_tokens: dict[str, int]
-    total_tokens: int
-    omission_count: int
-    included_ids: tuple[str, ...]
-    citable_ids: tuple[str, ...] = ()
-
-
-class TokenUsage(_Result):
-    input_tokens: int = 0
-    cached_tokens: int = 0
-    output_tokens: int = 0
-    reported: bool = False
-
-
-class ModelStepResult(_Result):
-    """Either a parsed decision, a rejection of the model's output, or a refusal to build."""
-
-    packet: PacketSummary | None = None
-    decision: AnyDecision | None = Field(default=None, discriminator="type")
-    rejection: str | None = None
-    insufficient_context: str | None = None
-    tokens_used: int = 0
-    usage: TokenUsage | None = None
-
-
 def start_step(rec: Recording, now: datetime, step: str) -> WorkingState | None:
     """Record the step's start; the state its model is sent, or ``None`` when that state is too
     large to send (the run is failed: a refused payload would fail task after task)."""
@@ -134,7 +102,8 @@ def after_model_step(
         return None
     decision = result.decision
     if decision is None:
-        _reject(rec, now, step, "malformed_model_output", result.rejection or "no decision")
+        detail = result.rejection or "no decision"
+        _reject(rec, now, step, "malformed_model_output", detail, raw=result.raw_reply)
         return None
     if isinstance(decision, Delegate):
         return _delegation(rec, now, step, decision, manifest)
@@ -227,11 +196,22 @@ def final_answer(state: WorkingState, conversation: ConversationPolicy) -> Answe
 
 
 def _reject(
-    rec: Recording, now: datetime, step: str, reason_code: str, detail: str, option: str = ""
+    rec: Recording,
+    now: datetime,
+    step: str,
+    code: str,
+    detail: str,
+    option: str = "",
+    raw: str = "",
 ) -> None:
     rec.add(
         ev.DecisionRejected(
-            **rec.stamp(now), step=step, reason_code=reason_code, detail=detail, option=option
+            **rec.stamp(now),
+            step=step,
+            reason_code=code,
+            detail=detail,
+            option=option,
+            raw_reply=bounded_raw(raw),
         )
     )
 
@@ -240,18 +220,8 @@ def _charge(rec: Recording, now: datetime, step: str, result: ModelStepResult) -
     """The packet the step was sent and the tokens it cost."""
     packet = result.packet
     if packet is not None:
-        rec.add(
-            ev.ContextPacketBuilt(
-                **rec.stamp(now),
-                step=step,
-                packet_hash=packet.packet_hash,
-                cache_key=packet.cache_key,
-                section_tokens=packet.section_tokens,
-                total_tokens=packet.total_tokens,
-                omission_count=packet.omission_count,
-                included_ids=packet.included_ids,
-            )
-        )
+        built = packet.model_dump(exclude={"citable_ids"})
+        rec.add(ev.ContextPacketBuilt(**rec.stamp(now), step=step, **built))
     if result.tokens_used:
         usage = result.usage or TokenUsage()
         rec.add(
@@ -265,9 +235,16 @@ def _charge(rec: Recording, now: datetime, step: str, result: ModelStepResult) -
                 output_tokens=usage.output_tokens,
             )
         )
+    call = result.call
+    if call is not None:
+        recorded = call.model_dump(exclude={"reported"})
+        rec.add(
+            ev.ModelCalled(**rec.stamp(now), step=step, usage_reported=call.reported, **recorded)
+        )
 
 
-def complete(rec: Recording, now: datetime, answer: Answer) -> None:
+def complete(rec: Recording, now: datetime, answer: Answer, currency: str | None = None) -> None:
+    """``currency``: the model's price's (``None``: unpriced, and the run has no total cost)."""
     rec.add(
         ev.RunCompleted(
             **rec.stamp(now),
@@ -275,6 +252,8 @@ def complete(rec: Recording, now: datetime, answer: Answer) -> None:
             cited_source_ids=answer.supporting_source_ids,
             claimed_operation_ids=answer.claimed_operation_ids,
             claims=answer.claims,
+            total_cost=rec.state.used.cost if currency is not None else None,
+            currency=currency,
         )
     )
 

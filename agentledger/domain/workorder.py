@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import Field, JsonValue
+from decimal import Decimal
+from typing import Any
+
+from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from agentledger.domain._model import Frozen
 from agentledger.domain.principal import Principal
@@ -15,6 +18,16 @@ class Budget(Frozen):
     tool_calls: int = 6
     tokens: int = 60_000
     wall_seconds: int = 7 * 24 * 3600
+    max_cost: Decimal | None = Field(default=None, ge=0)
+    """In the model's price currency; needs a priced model (refused at preparation without)."""
+
+    @model_serializer(mode="wrap")
+    def _cost_left_out_while_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """So budgets recorded before ``max_cost`` existed keep their digests."""
+        data = handler(self)
+        if self.max_cost is None and isinstance(data, dict):
+            data.pop("max_cost", None)
+        return data
 
 
 class ArgumentBound(Frozen):

@@ -34,10 +34,10 @@ with workflow.unsafe.imports_passed_through():
         work_order_problem,
     )
     from agentledger.domain.memory import outcome_proposal
+    from agentledger.domain.model_calls import ModelStepResult
     from agentledger.domain.run_loop import narrowed_budget, next_step
     from agentledger.domain.state import WorkingState
     from agentledger.domain.steps import (
-        ModelStepResult,
         after_model_step,
         complete,
         start_step,
@@ -348,7 +348,8 @@ class AgentRunWorkflow:
 
     async def _finish(self, answer: Answer) -> None:
         await self._propose_memory()
-        complete(self._run.rec, workflow.now(), answer)
+        price = self._run.manifest.model.price
+        complete(self._run.rec, workflow.now(), answer, price.currency if price else None)
 
     async def _propose_memory(self) -> None:
         """The outcome with its receipt enters the memory lifecycle (quarantine first)."""

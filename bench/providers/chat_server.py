@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
+
 ECHO = "<<authorization>>"
 
 
@@ -33,7 +35,7 @@ class Reply:
 @dataclass(frozen=True)
 class Recorded:
     path: str
-    headers: dict[str, str]
+    headers: httpx.Headers  # case-insensitive, as HTTP header names are
     body: dict[str, Any]
 
 
@@ -79,7 +81,8 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            recorded = Recorded(self.path, dict(self.headers.items()), json.loads(raw or b"{}"))
+            headers = httpx.Headers(list(self.headers.items()))
+            recorded = Recorded(self.path, headers, json.loads(raw or b"{}"))
             reply = server._next(recorded)
             time.sleep(reply.delay)
             echoed = recorded.headers.get("Authorization", "")

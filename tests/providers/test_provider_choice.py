@@ -62,7 +62,11 @@ async def test_a_run_naming_a_configured_provider_uses_the_workers_endpoint_and_
     assert events[-1].kind == "run_completed"
     assert manifest is not None and manifest.model.provider == "house"
     assert manifest.model.model == "large"
+    # The protocol and the capabilities of its kind are frozen with the choice.
+    assert manifest.model.capabilities is not None
+    assert manifest.model.capabilities.json_schema_output
     assert manifest.model.settings == {
+        "api": "chat_completions",
         "base_url": chat_server.url,
         "api_key_env": KEY_VAR,
         "max_tokens": 64,

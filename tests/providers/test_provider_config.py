@@ -10,7 +10,7 @@ from temporalio.exceptions import ApplicationError
 
 from agentledger import cli
 from agentledger.activities.mcp import McpServerUnavailable
-from agentledger.activities.models import ConfiguredProvider, OpenAICompatibleClient, ProviderConfig
+from agentledger.activities.models import ConfiguredProvider, ProviderClient, ProviderConfig
 from agentledger.activities.redaction import REDACTED, hold, redact
 from agentledger.config import PROVIDERS_VARIABLE, from_environment, model_providers
 from agentledger.devserver import DevServer
@@ -77,7 +77,7 @@ def test_a_manifest_pointing_elsewhere_is_refused_without_sending(
     chat_server: ChatServer,
 ) -> None:
     config = ProviderConfig(base_url=chat_server.url, models=("m",))
-    provider = ConfiguredProvider("house", config, OpenAICompatibleClient(environ={}))
+    provider = ConfiguredProvider("house", config, ProviderClient(environ={}))
     profile = provider.profile(None)
     moved = profile.model_copy(update={"settings": {"base_url": "http://127.0.0.1:9/v1"}})
     with pytest.raises(ApplicationError) as caught:

@@ -6,6 +6,7 @@ proposal the step may not make, then a sensible path to an answer.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import orjson
@@ -15,6 +16,7 @@ from agentledger.activities.models import model_clients, openai_compatible_profi
 from agentledger.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.context import model_counter
+from agentledger.domain.model_profile import Price
 from bench.providers.chat_server import ChatServer, Reply
 from bench.providers.recorded import calls, decision, error, tool_call
 from bench.providers.runs import provider_harness, run_to_end
@@ -22,6 +24,12 @@ from bench.providers.runs import provider_harness, run_to_end
 pytestmark = pytest.mark.temporal
 
 SECRET = "sk-run-secret-0a1b2c3d"
+PRICE = Price(
+    currency="EUR",
+    input_per_million=Decimal("2.40"),
+    cached_input_per_million=Decimal("0.60"),
+    output_per_million=Decimal("9.60"),
+)
 
 SCRIPT = (
     error(500, "upstream overloaded"),
@@ -51,6 +59,7 @@ async def test_a_provider_decided_run_survives_errors_garbage_and_an_overreach(
     monkeypatch.setenv("PROVIDER_TEST_KEY", SECRET)
     chat_server.script(*SCRIPT)
     profile = openai_compatible_profile(chat_server.url, "m", api_key_env="PROVIDER_TEST_KEY")
+    profile = profile.model_copy(update={"price": PRICE})
     async with provider_harness(temporal_server, tmp_path, profile, model_clients()) as harness:
         events = await run_to_end(harness)
         manifest = harness.runtime.ledger.get_manifest(events[0].manifest_hash)
@@ -62,6 +71,7 @@ async def test_a_provider_decided_run_survives_errors_garbage_and_an_overreach(
     assert chat_server.remaining() == 0 and len(chat_server.requests) == len(SCRIPT)
     rejected = [e for e in events if isinstance(e, ev.DecisionRejected)]
     assert [r.reason_code for r in rejected] == ["malformed_model_output"]
+    assert rejected[0].raw_reply == "<html>bad gateway</html>"  # the reply as received
     denied = [e for e in events if isinstance(e, ev.ToolCallDenied)]
     assert [(d.tool, d.reason_code) for d in denied] == [("create_refund", "not_granted_for_step")]
     authorised = [e.tool for e in events if isinstance(e, ev.ToolCallAuthorised)]
@@ -71,6 +81,17 @@ async def test_a_provider_decided_run_survives_errors_garbage_and_an_overreach(
     assert last.tokens == 812 + 37  # provider usage, not the estimate
     assert (last.input_tokens, last.cached_tokens, last.output_tokens) == (812, 512, 37)
     assert last.usage_reported
+    # Every call that answered is a typed record, priced at the frozen price; the run's total
+    # is their exact sum. The 500 answered nothing and cost nothing.
+    assert manifest.model.price == PRICE
+    called = [e for e in events if isinstance(e, ev.ModelCalled)]
+    assert len(called) == len(SCRIPT) - 1
+    assert all((c.provider, c.model, c.route) == ("openai_compatible", "m", 0) for c in called)
+    assert called[0].attempt == 2  # the first attempt met the 500
+    assert called[-1].cost == PRICE.cost(812, 512, 37) and called[-1].currency == "EUR"
+    completed = events[-1]
+    assert isinstance(completed, ev.RunCompleted) and completed.currency == "EUR"
+    assert completed.total_cost == sum((c.cost for c in called if c.cost is not None), Decimal(0))
     # The provider's counts calibrated this model's estimates (and no other model's).
     assert model_counter("cl100k_base", "openai_compatible:m").factor != 1.0
     assert model_counter("cl100k_base", "playbook:support-playbook-v1").factor == 1.0

@@ -11,7 +11,7 @@ from temporalio.exceptions import ApplicationError
 
 from agentledger.activities.models import (
     MALFORMED,
-    OpenAICompatibleClient,
+    ProviderClient,
     openai_compatible_profile,
 )
 from agentledger.activities.ports import ModelReply
@@ -27,7 +27,7 @@ DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
 def _decide(server: ChatServer, *replies: Reply, **settings: Any) -> ModelReply:
     server.script(*replies)
     profile = openai_compatible_profile(server.url, "m", api_key_env="TEST_MODEL_KEY", **settings)
-    client = OpenAICompatibleClient(environ={"TEST_MODEL_KEY": SECRET})
+    client = ProviderClient(environ={"TEST_MODEL_KEY": SECRET})
     try:
         return client.decide(packets.choose_next_action(), profile)
     finally:
@@ -148,7 +148,7 @@ def test_a_provider_that_is_not_listening_is_unavailable_retryably() -> None:
 def test_an_unset_key_variable_is_a_final_configuration_error(chat_server: ChatServer) -> None:
     profile = openai_compatible_profile(chat_server.url, "m", api_key_env="UNSET_KEY_VAR")
     with pytest.raises(ApplicationError) as caught:
-        OpenAICompatibleClient(environ={}).decide(packets.choose_next_action(), profile)
+        ProviderClient(environ={}).decide(packets.choose_next_action(), profile)
     assert caught.value.type == "ModelConfigError" and caught.value.non_retryable
     assert "UNSET_KEY_VAR" in caught.value.message and chat_server.requests == []
 
@@ -158,5 +158,5 @@ def test_a_profile_with_bad_settings_is_a_final_configuration_error() -> None:
         update={"settings": {"base_url": "ftp://nope", "surprise": 1}}
     )
     with pytest.raises(ApplicationError) as caught:
-        OpenAICompatibleClient(environ={}).decide(packets.choose_next_action(), profile)
+        ProviderClient(environ={}).decide(packets.choose_next_action(), profile)
     assert caught.value.type == "ModelConfigError" and caught.value.non_retryable

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agentledger.activities.models import OpenAICompatibleClient, openai_compatible_profile
+from agentledger.activities.models import ProviderClient, openai_compatible_profile
 from bench.providers import packets
 from bench.providers.chat_server import ChatServer
 from bench.providers.recorded import decision
@@ -14,7 +14,7 @@ def _send(server: ChatServer, packet_name: str, **settings: object) -> dict[str,
     packet = getattr(packets, packet_name)()
     server.script(decision({"type": "proceed_to_answer", "rationale": "known"}))
     profile = openai_compatible_profile(server.url, "gpt-4.1-mini", **settings)  # type: ignore[arg-type]
-    OpenAICompatibleClient(environ={}).decide(packet, profile)
+    ProviderClient(environ={}).decide(packet, profile)
     return server.requests[-1].body
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import httpx
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -83,6 +82,5 @@ async def test_a_key_echoed_by_a_provider_is_nowhere_in_the_ledger_history_or_lo
 def test_an_excerpt_cut_at_its_limit_keeps_no_prefix_of_the_key() -> None:
     hold(SECRET)
     body = "x" * 290 + SECRET + " trailing"
-    response = httpx.Response(401, text=body, request=httpx.Request("POST", "http://p/v1"))
-    message = status_error(response, "http://p/v1/chat/completions").message
+    message = status_error(401, body, {}, "http://p/v1").message
     assert SECRET[:6] not in message and REDACTED in message

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from markupsafe import escape
 
 from agentledger.activities.ledger import Ledger
-from agentledger.activities.models import OpenAICompatibleClient, openai_compatible_profile
+from agentledger.activities.models import ProviderClient, openai_compatible_profile
 from agentledger.api import views
 from agentledger.api.ui import templates
 from agentledger.domain.context import ContextPacket
@@ -52,11 +52,11 @@ def posted_messages(packet: ContextPacket, manifest: ExecutionManifest) -> list[
     """The messages the chat-completions client posts for this packet under this manifest."""
     bodies: list[dict[str, Any]] = []
 
-    def reply(request: httpx.Request) -> httpx.Response:
+    def reply(request: httpx2.Request) -> httpx2.Response:
         bodies.append(json.loads(request.content))
-        return httpx.Response(200, json=openai_completion(content=json.dumps(ANSWER)))
+        return httpx2.Response(200, json=openai_completion(content=json.dumps(ANSWER)))
 
-    client = OpenAICompatibleClient(environ={}, transport=httpx.MockTransport(reply))
+    client = ProviderClient(environ={}, transport=httpx2.MockTransport(reply))
     client.decide(packet, manifest.model)
     return list(bodies[-1]["messages"])
 

@@ -19,12 +19,14 @@ HAPPY_PATH = [
     "step_started",
     "context_packet_built",
     "budget_charged",
+    "model_called",
     "decision_recorded",  # get_order
     "tool_call_authorised",
     "tool_receipt_recorded",
     "step_started",
     "context_packet_built",
     "budget_charged",
+    "model_called",
     "decision_recorded",  # search
     "tool_call_authorised",
     "tool_receipt_recorded",
@@ -34,10 +36,12 @@ HAPPY_PATH = [
     "step_started",
     "context_packet_built",
     "budget_charged",
+    "model_called",
     "decision_recorded",  # proceed
     "step_started",
     "context_packet_built",
     "budget_charged",
+    "model_called",
     "decision_recorded",  # draft
     "approval_requested",
     "approval_granted",
@@ -46,6 +50,7 @@ HAPPY_PATH = [
     "step_started",
     "context_packet_built",
     "budget_charged",
+    "model_called",
     "decision_recorded",  # final
     "memory_proposed",  # the outcome with its receipt enters the memory lifecycle
     "run_completed",

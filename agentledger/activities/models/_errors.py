@@ -1,12 +1,13 @@
 """Provider failures, translated once into Temporal's retry vocabulary.
 
-Temporal owns retries (the HTTP client never retries), so every failure leaves this module as an
-``ApplicationError`` whose ``type`` names the cause and whose ``non_retryable`` says whether
-another attempt can help::
+Temporal owns retries (the SDK clients are made with ``max_retries=0``), so every failure
+leaves this module as an ``ApplicationError`` whose ``type`` names the cause and whose
+``non_retryable`` says whether another attempt can help::
 
     ApplicationError
      ├── ModelRateLimited       429: retryable; honours Retry-After as the next retry delay
-     ├── ModelServerError       5xx, 408, 409: retryable
+     ├── ModelOverloaded        529 (Anthropic's overloaded_error): retryable
+     ├── ModelServerError       other 5xx, 408, 409: retryable
      ├── ModelTimeout           connect/read/write/pool timeout: retryable
      ├── ModelUnavailable       connection refused, reset, DNS: retryable
      ├── ModelRequestRejected   other 4xx (bad request, auth, unknown model): non-retryable
@@ -20,9 +21,11 @@ holds (a 401 often echoes the key it was sent), and never a request header.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 
-import httpx
+import anthropic
+import openai
 from temporalio.exceptions import ApplicationError
 
 from agentledger.activities.redaction import redact
@@ -36,33 +39,42 @@ def config_error(message: str) -> ApplicationError:
     return ApplicationError(message, type="ModelConfigError", non_retryable=True)
 
 
-def status_error(response: httpx.Response, url: str) -> ApplicationError:
+def sdk_error(exc: Exception, url: str) -> ApplicationError | None:
+    """An ``openai`` or ``anthropic`` SDK failure as its typed ``ApplicationError``; ``None``
+    for anything else (a bug, which should fail loudly)."""
+    if isinstance(exc, openai.APIStatusError | anthropic.APIStatusError):
+        response = exc.response
+        return status_error(response.status_code, response.text, response.headers, url)
+    if isinstance(exc, openai.APITimeoutError | anthropic.APITimeoutError):
+        return ApplicationError(
+            redact(f"model provider at {url} timed out ({type(exc).__name__})"),
+            type="ModelTimeout",
+        )
+    if isinstance(exc, openai.APIConnectionError | anthropic.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return ApplicationError(
+            redact(f"model provider at {url} is unreachable ({type(cause).__name__}: {cause})"),
+            type="ModelUnavailable",
+        )
+    return None
+
+
+def status_error(status: int, text: str, headers: Mapping[str, str], url: str) -> ApplicationError:
     """One mapping from an HTTP status to a typed, retryable or final failure."""
-    status = response.status_code
     # Scrubbed before it is cut, so no prefix of a key survives at the excerpt's end.
-    excerpt = redact(response.text)[:_EXCERPT].replace("\n", " ")
+    excerpt = redact(text)[:_EXCERPT].replace("\n", " ")
     message = redact(f"model provider at {url} answered HTTP {status}: {excerpt}")
     if status == 429:
         return ApplicationError(
             message,
             type="ModelRateLimited",
-            next_retry_delay=_retry_after(response.headers.get("retry-after")),
+            next_retry_delay=_retry_after(headers.get("retry-after")),
         )
+    if status == 529:
+        return ApplicationError(message, type="ModelOverloaded")
     if status >= 500 or status in _RETRYABLE_4XX:
         return ApplicationError(message, type="ModelServerError")
     return ApplicationError(message, type="ModelRequestRejected", non_retryable=True)
-
-
-def transport_error(exc: httpx.TransportError, url: str) -> ApplicationError:
-    if isinstance(exc, httpx.TimeoutException):
-        return ApplicationError(
-            redact(f"model provider at {url} timed out ({type(exc).__name__})"),
-            type="ModelTimeout",
-        )
-    return ApplicationError(
-        redact(f"model provider at {url} is unreachable ({type(exc).__name__}: {exc})"),
-        type="ModelUnavailable",
-    )
 
 
 def _retry_after(value: str | None) -> timedelta | None:

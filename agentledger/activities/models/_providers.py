@@ -5,6 +5,9 @@ variable holding the key and the generation settings come from this worker's con
 (``AGENTLEDGER_MODEL_PROVIDERS``), never from the work order. Otherwise a run starter could have
 the worker send any variable's value as a bearer token to any URL.
 
+A configured entry may take a kind's name (``openai``, ``anthropic``): it then governs the
+profiles a pack defines under that name, refusing any whose destination differs from its own.
+
 Refusals at preparation are final::
 
     ApplicationError
@@ -17,13 +20,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any
 
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import Field, JsonValue, ValidationError, model_validator
 from temporalio.exceptions import ApplicationError
 
-from agentledger.activities.models._client import OpenAICompatibleClient
+from agentledger.activities.models._capabilities import (
+    APIS,
+    KINDS,
+    Kind,
+    capabilities,
+    kind_defaults,
+)
 from agentledger.activities.models._errors import config_error
+from agentledger.activities.models._sdk import ProviderClient
 from agentledger.activities.models._settings import ProviderSettings
 from agentledger.activities.ports import ModelClient, ModelReply
 from agentledger.domain.context import ContextPacket
@@ -33,15 +43,32 @@ from agentledger.domain.workorder import ModelOverride
 RESERVED = frozenset({"playbook", "openai_compatible"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _OWN = ("kind", "models", "encoding")
-_DESTINATION = ("base_url", "api_key_env", "api_key_header")
+_DESTINATION = ("api", "base_url", "api_key_env", "api_key_header")
 
 
 class ProviderConfig(ProviderSettings):
     """One entry of the worker's table: ``ProviderSettings`` plus the models it allows."""
 
-    kind: Literal["openai_compatible"] = "openai_compatible"
+    kind: Kind = "openai_compatible"
     models: tuple[str, ...] = Field(min_length=1)
     encoding: str = "cl100k_base"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_defaults(cls, data: Any) -> Any:
+        """The kind's protocol and decision form, set (so frozen) unless configured."""
+        if not isinstance(data, dict):
+            return data
+        kind = data.get("kind", "openai_compatible")
+        if kind not in KINDS:
+            return data  # the Literal names the kinds there are
+        return {**kind_defaults(kind), **data}
+
+    @model_validator(mode="after")
+    def _api_of_kind(self) -> ProviderConfig:
+        if self.api not in APIS[self.kind]:
+            raise ValueError(f"a {self.kind} provider speaks {' or '.join(APIS[self.kind])}")
+        return self
 
     def settings(self) -> dict[str, JsonValue]:
         return self.model_dump(mode="json", exclude=set(_OWN), exclude_unset=True)
@@ -68,7 +95,7 @@ def providers_from(table: object) -> dict[str, ProviderConfig]:
 class ConfiguredProvider:
     """A ``ModelClient`` bound to one configured entry; it sends only where that entry says."""
 
-    def __init__(self, name: str, config: ProviderConfig, client: OpenAICompatibleClient) -> None:
+    def __init__(self, name: str, config: ProviderConfig, client: ProviderClient) -> None:
         self.name = name
         self.config = config
         self._client = client
@@ -88,6 +115,7 @@ class ConfiguredProvider:
             model=chosen,
             settings=self.config.settings(),
             encoding=self.config.encoding,
+            capabilities=capabilities(self.config),
         )
 
     def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply:

@@ -16,11 +16,15 @@ from agentledger.activities.redaction import hold
 from agentledger.domain.manifest import ModelProfile
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
+Api = Literal["chat_completions", "responses", "anthropic_messages"]
+DecisionForm = Literal["json_schema", "tools"]
 
 
 class ProviderSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    api: Api = "chat_completions"
+    """The wire protocol, spoken through the provider's own SDK (``_sdk``)."""
     base_url: str = Field(pattern=r"^https?://")
     api_key_env: str | None = None
     api_key_header: str = "Authorization"
@@ -34,6 +38,10 @@ class ProviderSettings(BaseModel):
     max_string_length: int | None = Field(default=None, gt=0)
     native_tools: bool = True
     send_prompt_cache_key: bool = True
+    decisions: DecisionForm = "json_schema"
+    """``tools``: every decision is a native tool call (each granted tool, and ``proceed``,
+    ``ask_user``, the answer as tools of their own); ``json_schema``: a JSON object under the
+    step's schema, with granted tools as native calls when ``native_tools``."""
 
     @classmethod
     def of(cls, profile: ModelProfile) -> ProviderSettings:
@@ -46,14 +54,10 @@ class ProviderSettings(BaseModel):
                 f"{exc.errors()[0]['msg']}"
             ) from None
 
-    @property
-    def chat_url(self) -> str:
-        return self.base_url.rstrip("/") + "/chat/completions"
-
-    def auth_headers(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """Headers carrying the key; an unset variable is a configuration error, not a retry."""
+    def api_key(self, environ: Mapping[str, str]) -> str | None:
+        """The key; an unset variable is a configuration error (named, never printed)."""
         if self.api_key_env is None:
-            return {}
+            return None
         key = environ.get(self.api_key_env)
         if not key:
             raise config_error(
@@ -61,6 +65,9 @@ class ProviderSettings(BaseModel):
                 "api_key_env) is not set on this worker"
             )
         hold(key)  # whatever a provider echoes back is scrubbed of it
-        if self.api_key_header.lower() == "authorization":
-            return {"Authorization": f"Bearer {key}"}
-        return {self.api_key_header: key}
+        return key
+
+    @property
+    def key_in_own_header(self) -> bool:
+        """Azure's ``api-key`` and the like: the key goes in that header, not the SDK's own."""
+        return self.api_key_header.lower() not in ("authorization", "x-api-key")

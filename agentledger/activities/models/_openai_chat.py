@@ -1,0 +1,118 @@
+"""OpenAI Chat Completions through the ``openai`` SDK: ``openai`` and ``openai_compatible``
+(vLLM, llama.cpp, Ollama, Gemini's compatible endpoint, Azure OpenAI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
+
+from agentledger.activities.models._prompt import messages, output_schema, tools
+from agentledger.activities.models._reply import Called, Said
+from agentledger.activities.models._settings import ProviderSettings
+from agentledger.activities.ports import ModelUsage
+from agentledger.domain.context import ContextPacket
+from agentledger.domain.manifest import ModelProfile
+
+
+def request(
+    packet: ContextPacket, profile: ModelProfile, settings: ProviderSettings
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": profile.model,
+        "messages": messages(packet, settings),
+        settings.max_tokens_param: settings.max_tokens,
+    }
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    if settings.seed is not None:
+        body["seed"] = settings.seed
+    offered = tools(packet, settings)
+    if offered:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
+            for t in offered
+        ]
+        body["tool_choice"] = "required" if settings.decisions == "tools" else "auto"
+        # One proposal per step: the authority gate judges calls one at a time.
+        body["parallel_tool_calls"] = False
+    response_format = _response_format(packet, settings)
+    if response_format is not None:
+        body["response_format"] = response_format
+    if settings.send_prompt_cache_key:
+        body["prompt_cache_key"] = packet.cache_key
+    return body
+
+
+def call(client: openai.OpenAI, body: dict[str, Any]) -> tuple[str, ChatCompletion | None]:
+    """The raw body (for the record) and the SDK's reading of it (``None``: not a completion)."""
+    raw = client.chat.completions.with_raw_response.create(**body)
+    text = raw.http_response.text
+    try:
+        parsed = raw.parse()
+    except (ValueError, TypeError, openai.APIResponseValidationError):
+        return text, None
+    return text, parsed if isinstance(parsed, ChatCompletion) else None
+
+
+def said(completion: ChatCompletion | None, raw: str, decision_tools: frozenset[str]) -> Said | str:
+    """The reply reduced, or what is wrong with it."""
+    if completion is None:
+        return "the provider's response body is not JSON (or not a chat completion)"
+    if not completion.choices or completion.choices[0].message is None:
+        return "the response has no choices[0].message"
+    choice = completion.choices[0]
+    message = choice.message
+    calls = tuple(
+        Called(c.function.name, c.function.arguments)
+        for c in message.tool_calls or ()
+        if isinstance(c, ChatCompletionMessageFunctionToolCall)
+    )
+    return Said(
+        text=message.content or "",
+        calls=calls,
+        cut_off=choice.finish_reason == "length",
+        refusal=message.refusal or "",
+        decision_tools=decision_tools,
+        raw=raw,
+    )
+
+
+def usage(completion: ChatCompletion | None, estimated_input: int) -> ModelUsage:
+    """Provider counts when reported (cached tokens as OpenAI and llama.cpp name them)."""
+    reported = completion.usage if completion is not None else None
+    if reported is None or not isinstance(reported.prompt_tokens, int):
+        return ModelUsage(input_tokens=estimated_input, estimated=True)
+    details = reported.prompt_tokens_details
+    cached = details.cached_tokens if details is not None else None
+    return ModelUsage(
+        input_tokens=reported.prompt_tokens,
+        cached_tokens=cached if isinstance(cached, int) else 0,
+        output_tokens=reported.completion_tokens
+        if isinstance(reported.completion_tokens, int)
+        else 0,
+        estimated=False,
+    )
+
+
+def _response_format(packet: ContextPacket, settings: ProviderSettings) -> dict[str, Any] | None:
+    if settings.decisions == "tools" or settings.structured_output == "none":
+        return None
+    if settings.structured_output == "json_object":
+        return {"type": "json_object"}
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": packet.output_schema.name,
+            "schema": output_schema(packet, settings),
+            "strict": settings.strict_schema,
+        },
+    }
