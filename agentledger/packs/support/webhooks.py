@@ -36,4 +36,3 @@ def from_ticket(ticket: HelpdeskTicket) -> MappedOrder:
         else ticket.text
     )
     return MappedOrder(request=request, requester=ticket.customer_id)
-
