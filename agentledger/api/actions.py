@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import JsonValue
 from temporalio.service import RPCError
 
-from agentledger import client_ops
 from agentledger.activities.retrieval import (
     DocumentConflict,
     DocumentNotFound,
@@ -25,11 +24,12 @@ from agentledger.activities.retrieval import (
     install,
     parse_markdown,
 )
-from agentledger.api.access import ApiContext, visible_run
 from agentledger.api.auth import Caller
+from agentledger.api.deps import ApiContext, visible_run
 from agentledger.api.problems import ApiProblem, not_found
-from agentledger.errors import NotFound, Refused, ServerUnavailable
-from agentledger.registry import PackInstalledAfterStart, PackLoadError, UnknownPack, get_pack
+from agentledger.app import runs as client_ops
+from agentledger.app.errors import NotFound, Refused, ServerUnavailable
+from agentledger.app.registry import PackInstalledAfterStart, PackLoadError, UnknownPack, get_pack
 
 _CONFLICTS = {"not_pending", "digest_mismatch", "expired"}
 """Refusals about the approval's state rather than the caller's authority: ``409``."""

@@ -3,10 +3,9 @@
 ``sources`` loads a suite (shipped or a file) and its pack's hooks, ``hosted`` makes τ² and
 AgentDojo suites, ``configs`` resolves configuration files into overlay packs, ``runner`` runs
 the work orders through Temporal on the eval's own ledger, ``report`` compares them, ``render``
-and ``html`` (with ``svg``) show the comparison, ``command`` is the CLI's entry.
+and ``html`` (with ``svg``) show the comparison, ``agentledger.cli.eval`` is the CLI's entry.
 """
 
-from agentledger.evaluation.command import run_eval
 from agentledger.evaluation.configs import Configuration, load_config, resolve_pair
 from agentledger.evaluation.report import EvalReport, RunRow
 from agentledger.evaluation.sources import SHIPPED, SuiteSource, load_suite
@@ -20,5 +19,4 @@ __all__ = [
     "load_config",
     "load_suite",
     "resolve_pair",
-    "run_eval",
 ]

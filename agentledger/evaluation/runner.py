@@ -18,15 +18,15 @@ from dataclasses import dataclass, replace
 
 from temporalio.client import Client
 
-from agentledger import client_ops
-from agentledger.app import Runtime
-from agentledger.config import Settings
+from agentledger.app import runs as client_ops
+from agentledger.app.config import Settings
+from agentledger.app.identity import Issuer
+from agentledger.app.runtime import Runtime
 from agentledger.domain.evaluation import EvalCase, figures_of, problems
 from agentledger.domain.workorder import WorkOrder
 from agentledger.evaluation.configs import Configuration
 from agentledger.evaluation.report import RunRow
 from agentledger.evaluation.sources import SuiteSource
-from agentledger.identity import Issuer
 
 __all__ = ["EvalStack", "drive", "eval_settings", "open_eval_stack", "run_case", "run_pairs"]
 

@@ -38,7 +38,7 @@ from temporalio.contrib.opentelemetry import (
     create_tracer_provider,
 )
 
-from agentledger.errors import ConfigError
+from agentledger.app.errors import ConfigError
 
 __all__ = ["SWITCH", "configure", "enabled", "interceptors", "shutdown"]
 

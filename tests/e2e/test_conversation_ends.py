@@ -12,7 +12,7 @@ from typing import Literal
 
 import pytest
 
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain.graph import ConversationPolicy
 from bench._chat_pack import CUSTOMER, IDLE_SECONDS, QUESTION
 from tests.e2e._worker import cli_worker
@@ -56,7 +56,7 @@ def test_a_reply_to_a_conversation_closed_unanswered_says_it_ended_and_how(
 
 
 def test_how_a_conversation_closed_reads_after_a_question_and_after_an_answer() -> None:
-    from agentledger.conversation_commands import closed, ended
+    from agentledger.cli.runs import closed, ended
     from agentledger.domain import events as ev
 
     def asked(reason: Literal["question", "follow_up"], message: str) -> ev.ReplyAwaited:

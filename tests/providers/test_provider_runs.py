@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from agentledger.activities.models import model_clients, openai_compatible_profile
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.context import model_counter
 from bench.providers.chat_server import ChatServer, Reply

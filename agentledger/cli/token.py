@@ -1,0 +1,31 @@
+"""``agentledger token``: tokens and keys of this process's issuer (``app.identity``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import timedelta
+
+from agentledger.app.config import Settings
+from agentledger.app.errors import ConfigError
+from agentledger.app.identity import issuer_for
+from agentledger.cli.show import open_ledger
+from agentledger.cli.stack import principal_of, say
+
+MAX_TOKEN_MINUTES = 24 * 60
+
+
+async def token(settings: Settings, args: argparse.Namespace) -> int:
+    issuer = issuer_for(settings)
+    if args.token_command == "jwks":
+        # What workers elsewhere pin (AGENTLEDGER_TRUSTED_KEYS): public keys only.
+        say(json.dumps(issuer.public_jwks(), indent=2))
+        return 0
+    if not 1 <= args.minutes <= MAX_TOKEN_MINUTES:  # refused: a clamped token is not what was asked
+        raise ConfigError(
+            f"--minutes {args.minutes}: a token lives 1 to {MAX_TOKEN_MINUTES} minutes"
+        )
+    # Only someone the directory knows gets a token; who they are is looked up again at use.
+    subject = principal_of(open_ledger(settings), args.principal).user_id
+    say(issuer.token(subject, audience=args.audience, ttl=timedelta(minutes=args.minutes)))
+    return 0
