@@ -9,22 +9,21 @@ from typing import TYPE_CHECKING
 from temporalio.client import Client
 
 from agentledger.activities.ports import Pack
-from agentledger.app import runs as client_ops
+from agentledger.app import runs as run_ops
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError
 from agentledger.app.identity import issuer_for
 from agentledger.app.registry import UnknownPack, get_pack
+from agentledger.app.stack import principal_of, until_recorded
 from agentledger.app.temporal import connect
-from agentledger.cli.show import print_run, where
-from agentledger.cli.stack import (
+from agentledger.cli._common import (
     open_runtime,
-    principal_of,
     say,
     start_server,
-    until_recorded,
     with_local_provider,
     with_model,
 )
+from agentledger.cli.show import print_run, where
 from agentledger.domain.state import WorkingState
 
 if TYPE_CHECKING:
@@ -45,12 +44,12 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
     async with runtime.worker(client):
         say("· worker running in-process on task queue " + settings.task_queue)
         work_order = with_model(pack.make_work_order(request, principal), args)
-        handle = await client_ops.start_run(client, settings.task_queue, work_order)
+        handle = await run_ops.start_run(client, settings.task_queue, work_order)
         say(f'· run {handle.id} started for {principal.user_id}: "{request}"')
-        state = await client_ops.wait_for(client, handle.id, pending_approval=True)
+        state = await run_ops.wait_for(client, handle.id, pending_approval=True)
         while state.pending_approvals:
             await _demo_approve(client, runtime, handle.id, state, approver_id)
-            state = await client_ops.wait_for(client, handle.id, pending_approval=True)
+            state = await run_ops.wait_for(client, handle.id, pending_approval=True)
         if state.awaiting is None:
             await handle.result()
         else:
@@ -95,7 +94,7 @@ async def _demo_approve(
             f"· approving as {approver.user_id} ({approver.display_name}), the demo approver, "
             "signed by this data directory's issuer key"
         )
-        await client_ops.decide(
+        await run_ops.decide(
             client,
             run_id,
             approval.approval_id,

@@ -18,7 +18,7 @@ from agentledger.app.config import Settings
 from agentledger.app.errors import EvalInputInvalid
 from agentledger.app.identity import issuer_for
 from agentledger.app.temporal import connect
-from agentledger.cli.stack import say, start_server
+from agentledger.cli._common import say, start_server
 from agentledger.evaluation.configs import Configuration, resolve_pair
 from agentledger.evaluation.html import write_html
 from agentledger.evaluation.render import print_progress, print_table

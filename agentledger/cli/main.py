@@ -25,11 +25,10 @@ if TYPE_CHECKING:
 _COMMANDS = {
     **{
         name: f"agentledger.cli.stack:{name}"
-        for name in ("dev", "worker", "seed", "migrate", "run", "approve", "stop")
+        for name in ("dev", "worker", "seed", "migrate", "stop")
     },
-    "verify": "agentledger.cli.verify:verify",
+    **{name: f"agentledger.cli.runs:{name}" for name in ("run", "approve", "reply", "verify")},
     "demo": "agentledger.cli.demo:demo",
-    "reply": "agentledger.cli.runs:reply",
     "show": "agentledger.cli.show:show",
     "approvals": "agentledger.cli.show:approvals",
     "docs": "agentledger.cli.docs:docs_add",

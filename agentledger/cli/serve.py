@@ -17,11 +17,9 @@ from agentledger.api.main import create_app
 from agentledger.app.config import ISSUERS_VARIABLE, Settings
 from agentledger.app.identity import API_AUDIENCE, Issuer, issuer_for
 from agentledger.app.registry import register_env_packs
+from agentledger.app.stack import open_ledger
 from agentledger.app.temporal import connect
-from agentledger.cli.show import open_ledger
-from agentledger.cli.stack import start_server
-
-say = print
+from agentledger.cli._common import say, start_server
 
 
 def local_issuer(issuer: Issuer) -> TrustedIssuer:

@@ -1,7 +1,8 @@
 """The CLI's read-only commands (``show``, ``approvals``): the ledger alone, no Temporal, no packs.
 
-Kept apart from ``commands`` so that reading a run costs what reading a database costs, and so
-that a read never creates a ledger: pointing at a directory without one is an error.
+Kept apart from the stack's commands so that reading a run costs what reading a database
+costs, and so that a read never creates a ledger: pointing at a directory without one is an
+error.
 """
 
 from __future__ import annotations
@@ -11,36 +12,16 @@ import sys
 
 import orjson
 
-from agentledger.activities.ledger import Ledger, LedgerUnavailable, RunRow
+from agentledger.activities.ledger import Ledger, RunRow
 from agentledger.app.config import Settings
-from agentledger.app.errors import DatabaseUnavailable, NotFound
+from agentledger.app.errors import NotFound
 from agentledger.app.render import packet_text, run_table, timeline
+from agentledger.app.stack import open_ledger
 from agentledger.domain.events import ContextPacketBuilt, RunEvent
 from agentledger.domain.fold import project
 
 say = print
 _CONVERSATION = ("reply_awaited", "user_replied", "conversation_closed")
-
-
-def require_ledger(settings: Settings) -> None:
-    """Refuse to go on without an existing embedded ledger (``demo``/``seed`` create it)."""
-    if settings.database_url is None:
-        path = (settings.data_dir / "ledger.db").resolve()
-        if not path.exists():
-            raise NotFound(
-                f"no ledger at {path}; `agentledger demo` or `agentledger seed` creates one, or "
-                "pass --data-dir / --database-url"
-            )
-
-
-def open_ledger(settings: Settings) -> Ledger:
-    """The configured ledger; the embedded one only if it exists (reads create nothing)."""
-    require_ledger(settings)
-    try:
-        return Ledger.open(settings.ledger_url)
-    except LedgerUnavailable as exc:
-        hint = "Check AGENTLEDGER_DATABASE_URL / --database-url."
-        raise DatabaseUnavailable(f"{exc}. {hint}") from exc
 
 
 def where(ledger: Ledger) -> str:

@@ -9,8 +9,8 @@ from datetime import timedelta
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError
 from agentledger.app.identity import issuer_for
-from agentledger.cli.show import open_ledger
-from agentledger.cli.stack import principal_of, say
+from agentledger.app.stack import open_ledger, principal_of
+from agentledger.cli._common import say
 
 MAX_TOKEN_MINUTES = 24 * 60
 

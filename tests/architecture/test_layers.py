@@ -150,7 +150,7 @@ def test_the_walker_sees_known_imports() -> None:
     # Deferred imports inside functions, and "module:attribute" registry targets.
     assert "agentledger.packs.support" in {i.target for i in imports_of("agentledger.app.registry")}
     assert "sqlalchemy" in reach("agentledger.cli.main")
-    assert {"Shell", "Domain"} <= {part_of(i.target) for i in imports_of("agentledger.cli.stack")}
+    assert {"Shell", "Domain"} <= {part_of(i.target) for i in imports_of("agentledger.cli.runs")}
 
 
 def test_the_walker_resolves_relative_imports_inside_the_package() -> None:

@@ -14,7 +14,7 @@ from agentledger.app import registry
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError
 from agentledger.app.registry import PackLoadError, UnknownPack, get_pack, pack_sources
-from agentledger.cli.stack import open_runtime
+from agentledger.cli._common import open_runtime
 from agentledger.packs.support import PACK as SUPPORT
 
 GOOD = """
