@@ -87,8 +87,8 @@ async def _measure(mode: str, address: str, runs: int) -> dict[str, Any]:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from temporalio.client import Client
 
+    from agentledger.app.observability import tracing
     from agentledger.app.registry import register_pack
-    from agentledger.observability import tracing
 
     register_pack("bench", "bench._noop_pack:PACK")  # before seeding: its principal
     exporter = InMemorySpanExporter()

@@ -26,9 +26,9 @@ from agentledger.activities.run_activities import RunActivities
 from agentledger.app.config import KINDS, QueueLimits, Settings
 from agentledger.app.errors import ConfigError, DatabaseUnavailable
 from agentledger.app.identity import trusted_keys
+from agentledger.app.observability.metrics import LedgerMetrics, serve_metrics, temporal_runtime
 from agentledger.app.registry import get_pack, loaded_packs, register_env_packs
 from agentledger.domain.tools import ToolContract
-from agentledger.observability.metrics import LedgerMetrics, serve_metrics, temporal_runtime
 from agentledger.workflows import AgentRunWorkflow, recorded_contracts
 
 # A compaction event carries a long run's whole typed state; Temporal's own payload limit is 2 MB.

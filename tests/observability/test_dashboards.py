@@ -25,7 +25,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from agentledger.app.devserver import DevServer
-from agentledger.observability.metrics import LedgerMetrics, temporal_runtime
+from agentledger.app.observability.metrics import LedgerMetrics, temporal_runtime
 from bench._stack import open_stack
 from bench.harness import Harness
 

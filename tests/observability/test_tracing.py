@@ -20,8 +20,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from agentledger.app.devserver import DevServer
+from agentledger.app.observability import tracing
 from agentledger.app.runtime import workflow_runner
-from agentledger.observability import tracing
 from agentledger.workflows import AgentRunWorkflow
 from bench._stack import open_stack
 from bench.harness import Harness

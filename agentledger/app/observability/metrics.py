@@ -22,15 +22,15 @@ from temporalio.runtime import PrometheusConfig, TelemetryConfig
 from temporalio.runtime import Runtime as TemporalRuntime
 
 from agentledger.activities.ledger import Ledger
-from agentledger.observability._metrics_families import Families
-from agentledger.observability._metrics_http import (
+from agentledger.app.observability._metrics_families import Families
+from agentledger.app.observability._metrics_http import (
     Exposition,
     loopback_address,
     serve_http,
     wsgi_app,
 )
-from agentledger.observability._metrics_pending import PendingApprovalsCollector
-from agentledger.observability._metrics_projection import LedgerProjection
+from agentledger.app.observability._metrics_pending import PendingApprovalsCollector
+from agentledger.app.observability._metrics_projection import LedgerProjection
 
 __all__ = [
     "LedgerFacts",

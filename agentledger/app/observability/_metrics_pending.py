@@ -16,7 +16,7 @@ from typing import Protocol
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from agentledger.observability._labels import BoundedLabels
+from agentledger.app.observability._labels import BoundedLabels
 
 log = logging.getLogger(__name__)
 

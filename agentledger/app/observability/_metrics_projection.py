@@ -14,9 +14,9 @@ from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
+from agentledger.app.observability._labels import BoundedLabels
+from agentledger.app.observability._metrics_families import Families
 from agentledger.domain import events as ev
-from agentledger.observability._labels import BoundedLabels
-from agentledger.observability._metrics_families import Families
 
 UNKNOWN = "unknown"
 MODEL_CHARGE = "model:"
