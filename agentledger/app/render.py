@@ -55,8 +55,14 @@ def _conversation(event: ev.RunEvent) -> str | None:
 
 def summarize(event: ev.RunEvent) -> str:
     """One short line per event: what happened, with the ids that matter."""
-    if (said := _conversation(event)) is not None:
-        return said
+    for said in (_conversation, _steps, _tools, _approvals, _outcomes):
+        if (line := said(event)) is not None:
+            return line
+    return event.kind.replace("_", " ")
+
+
+def _steps(event: ev.RunEvent) -> str | None:
+    """A run's start, its steps, packets and the model's decisions."""
     match event:
         case ev.RunStarted():
             return f'{event.work_order.principal.user_id} asked: "{event.work_order.request_text}"'
@@ -77,6 +83,13 @@ def summarize(event: ev.RunEvent) -> str:
             return d.type.replace("_", " ")
         case ev.DecisionRejected():
             return f"rejected {event.option or 'decision'}: {event.reason_code} ({event.detail})"
+        case _:
+            return None
+
+
+def _tools(event: ev.RunEvent) -> str | None:
+    """Authorisations, denials, receipts and evidence."""
+    match event:
         case ev.ToolCallAuthorised():
             key = f", key {event.idempotency_key}" if event.idempotency_key else ""
             via = f", approval {event.approval_id}" if event.approval_id else ""
@@ -89,6 +102,13 @@ def summarize(event: ev.RunEvent) -> str:
             return f"{r.operation_id} {r.status}: {headline}"
         case ev.EvidenceRecorded():
             return f"{event.source_id} @{event.revision} ({event.trust})"
+        case _:
+            return None
+
+
+def _approvals(event: ev.RunEvent) -> str | None:
+    """Approvals asked, decided, expired or refused."""
+    match event:
         case ev.ApprovalRequested():
             return (
                 f"{event.approval_id} for {event.proposal.tool}"
@@ -103,6 +123,13 @@ def summarize(event: ev.RunEvent) -> str:
             return f"{event.approval_id} expired"
         case ev.ApprovalAttemptRefused():
             return f"{event.attempted_by} refused on {event.approval_id}: {event.reason_code}"
+        case _:
+            return None
+
+
+def _outcomes(event: ev.RunEvent) -> str | None:
+    """Errors, budget charges, ends and handoffs."""
+    match event:
         case ev.ErrorRecorded():
             return f"{event.code}: {event.message}"
         case ev.BudgetCharged():
@@ -122,7 +149,7 @@ def summarize(event: ev.RunEvent) -> str:
             child = f" ({event.child_run_id})" if event.child_run_id else ""
             return f"{event.handoff}{child} refused, {event.reason_code}: {event.detail}"
         case _:
-            return event.kind.replace("_", " ")
+            return None
 
 
 def timeline(events: Iterable[ev.RunEvent]) -> list[str]:
