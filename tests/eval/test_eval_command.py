@@ -129,8 +129,7 @@ async def test_the_shipped_support_suite_holds_under_the_generous_budget(
     """Every expectation the shipped suite states is met by the support agent with room for its
     evidence: the suite's hashes and citations are the agent's real outcomes, not guesses."""
     from agentledger.app.config import Settings
-    from agentledger.cli.eval import run_eval
-    from agentledger.evaluation import load_suite, resolve_pair
+    from agentledger.evaluation import load_suite, resolve_pair, run_eval
 
     tight, generous = _configs(tmp_path)
     source = load_suite("support")

@@ -12,8 +12,7 @@ import pytest
 from agentledger.app.config import Settings
 from agentledger.app.devserver import DevServer
 from agentledger.app.registry import unregister_pack
-from agentledger.cli.eval import run_eval
-from agentledger.evaluation import load_suite, resolve_pair
+from agentledger.evaluation import load_suite, resolve_pair, run_eval
 from agentledger.packs.agentdojo import PACK_TARGETS as DOJO
 from agentledger.packs.tau2 import PACK_TARGETS as TAU2
 from agentledger.packs.tau2.catalog import reference
