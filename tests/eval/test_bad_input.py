@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.cli import main
+from agentledger.cli.main import main
 from tests.eval.test_eval_command import GENEROUS, TIGHT, _suite
 
 UNREACHABLE = "127.0.0.1:9"
