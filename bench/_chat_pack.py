@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from agentledger.app.registry import register_pack
 from agentledger.domain.manifest import CompactionPolicy
-from agentledger.registry import register_pack
 from agentledger.sdk import (
     AgentPack,
     Budget,

@@ -7,10 +7,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
+from agentledger.app.registry import get_pack, register_pack
 from agentledger.domain import events as ev
 from agentledger.domain.principal import Principal
-from agentledger.registry import get_pack, register_pack
 from bench import _mcp_pack as mcp
 from bench._stack import Stack, embedded_stack
 

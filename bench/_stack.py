@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from agentledger.app import Runtime
-from agentledger.config import Settings
-from agentledger.devserver import DevServer, ensure_dev_server, stop_dev_server
-from agentledger.temporal_client import connect
+from agentledger.app.config import Settings
+from agentledger.app.devserver import DevServer, ensure_dev_server, stop_dev_server
+from agentledger.app.runtime import Runtime
+from agentledger.app.temporal import connect
 from bench.harness import Harness
 
 Stack = Harness
@@ -28,7 +28,7 @@ def free_port() -> int:
 
 def start_dev_server(data_dir: Path) -> DevServer:
     """A headless dev server persisting in ``data_dir``, on a free port; stop it with
-    ``agentledger.devserver.stop_dev_server(data_dir)``."""
+    ``agentledger.app.devserver.stop_dev_server(data_dir)``."""
     return ensure_dev_server(data_dir, port=free_port(), ui_port=None)
 
 

@@ -70,7 +70,7 @@ def _this_threads_profile() -> cProfile.Profile:
 
 
 async def _run(runs: int, profiler: AllThreads, floor: bool) -> None:
-    from agentledger.registry import register_pack
+    from agentledger.app.registry import register_pack
 
     register_pack("bench", "bench._noop_pack:PACK")
     engine.cached_bytecode()  # as bench.engine measures

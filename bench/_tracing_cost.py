@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from agentledger.devserver import stop_dev_server
+from agentledger.app.devserver import stop_dev_server
 from bench._stack import open_stack, start_dev_server
 from bench.engine import STEPS, _agentledger
 from bench.harness import Harness
@@ -87,8 +87,8 @@ async def _measure(mode: str, address: str, runs: int) -> dict[str, Any]:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from temporalio.client import Client
 
-    from agentledger.observability import tracing
-    from agentledger.registry import register_pack
+    from agentledger.app.observability import tracing
+    from agentledger.app.registry import register_pack
 
     register_pack("bench", "bench._noop_pack:PACK")  # before seeding: its principal
     exporter = InMemorySpanExporter()

@@ -35,7 +35,7 @@ from fastapi import FastAPI
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.ledger._tables import runs as runs_table
 from agentledger.api import TrustedIssuer, create_app
-from agentledger.identity import Issuer
+from agentledger.app.identity import Issuer
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from bench._stack import Stack, embedded_stack, free_port
 from bench.parked import _park

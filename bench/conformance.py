@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from agentledger.app.registry import register_pack
 from agentledger.packs.agentdojo.catalog import ATTACK, BENCHMARK_VERSION
-from agentledger.registry import register_pack
 from bench._stack import Stack, embedded_stack
 
 SUITES = ("tau2-retail", "tau2-airline", "agentdojo-banking", "agentdojo-slack")

@@ -19,7 +19,7 @@ import statistics
 import time
 from typing import Any
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
 from agentledger.domain import events as ev
 from bench._chat_pack import CHAT_LONG, CUSTOMER
 from bench._stack import embedded_stack

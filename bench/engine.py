@@ -40,7 +40,7 @@ from temporalio.worker import Worker
 with workflow.unsafe.imports_passed_through():
     # The sandbox re-imports this module for FloorWorkflow; the application root (httpx, the
     # ledger) and the hog's subprocess are only used outside it.
-    from agentledger.app import Runtime, workflow_runner
+    from agentledger.app.runtime import Runtime, workflow_runner
     from bench._cpu import Sample, cpu_hog
     from bench._stack import embedded_stack
 
@@ -91,7 +91,7 @@ async def _agentledger(stack, runs: int) -> list[float]:  # type: ignore[no-unty
 
 
 async def _agentledger_samples(stack, runs: int) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
-    from agentledger import client_ops
+    from agentledger.app import runs as client_ops
     from bench import _noop_pack
 
     runtime: Runtime = stack.runtime
@@ -123,7 +123,7 @@ def _median(samples: list[tuple[float, float]], i: int) -> float:
 
 
 async def main(runs: int, load: bool = False) -> dict[str, object]:
-    from agentledger.registry import register_pack
+    from agentledger.app.registry import register_pack
 
     register_pack("bench", "bench._noop_pack:PACK")  # before the stack seeds: its principal
     cached_bytecode()

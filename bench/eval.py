@@ -28,8 +28,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from agentledger.config import Settings
-from agentledger.devserver import stop_dev_server
+from agentledger.app.config import Settings
+from agentledger.app.devserver import stop_dev_server
+from agentledger.app.identity import issuer_for
+from agentledger.app.temporal import connect
 from agentledger.evaluation.configs import Configuration, resolve_pair
 from agentledger.evaluation.html import render_html
 from agentledger.evaluation.render import table
@@ -42,8 +44,6 @@ from agentledger.evaluation.runner import (
     run_case,
 )
 from agentledger.evaluation.sources import SuiteSource, load_suite
-from agentledger.identity import issuer_for
-from agentledger.temporal_client import connect
 from bench._stack import start_dev_server
 
 CONFIGS = {

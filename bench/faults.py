@@ -42,11 +42,11 @@ from sqlalchemy.engine import make_url
 from temporalio.client import Client
 
 from agentledger.activities.ledger import Ledger
-from agentledger.app import Runtime
-from agentledger.config import Settings
-from agentledger.devserver import DevServer, stop_dev_server
+from agentledger.app.config import Settings
+from agentledger.app.devserver import DevServer, stop_dev_server
+from agentledger.app.runtime import Runtime
+from agentledger.app.temporal import connect
 from agentledger.domain.principal import Principal
-from agentledger.temporal_client import connect
 from bench import protocol, protocol_machine
 from bench._faultdb import postgres_database
 from bench._stack import start_dev_server

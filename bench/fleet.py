@@ -42,12 +42,12 @@ from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 
-from agentledger import client_ops
 from agentledger.activities.ledger._tables import approvals as records_approvals
-from agentledger.devserver import DevServer, stop_dev_server
-from agentledger.errors import AgentLedgerError
+from agentledger.app import runs as client_ops
+from agentledger.app.devserver import DevServer, stop_dev_server
+from agentledger.app.errors import AgentLedgerError
+from agentledger.app.registry import get_pack, register_pack
 from agentledger.packs.support import records
-from agentledger.registry import get_pack, register_pack
 from bench import _slow_pack
 from bench._faultdb import scratch_database
 from bench._stack import Stack, open_stack, start_dev_server

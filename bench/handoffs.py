@@ -18,10 +18,10 @@ import statistics
 import time
 from typing import Any
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
+from agentledger.app.registry import get_pack
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project
-from agentledger.registry import get_pack
 from bench._stack import Stack, embedded_stack
 
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."

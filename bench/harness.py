@@ -7,14 +7,14 @@ from functools import cached_property
 
 from temporalio.client import Client
 
-from agentledger import client_ops
-from agentledger.app import Runtime
-from agentledger.config import Settings
+from agentledger.app import runs as client_ops
+from agentledger.app.config import Settings
+from agentledger.app.identity import Issuer, issuer_for
+from agentledger.app.registry import get_pack
+from agentledger.app.runtime import Runtime
 from agentledger.domain.events import RunEvent
 from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
-from agentledger.identity import Issuer, issuer_for
-from agentledger.registry import get_pack
 
 
 @dataclass

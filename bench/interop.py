@@ -26,7 +26,7 @@ from temporalio.exceptions import ApplicationError
 from agentledger.activities.models import MALFORMED, ProviderClient, model_clients
 from agentledger.activities.models import openai_compatible_profile as profile_for
 from agentledger.activities.ports import ModelReply
-from agentledger.devserver import stop_dev_server
+from agentledger.app.devserver import stop_dev_server
 from agentledger.domain import events as ev
 from agentledger.domain.decisions import Decision
 from agentledger.domain.workorder import Budget

@@ -23,12 +23,12 @@ from typing import Any, cast
 import orjson
 from temporalio.client import Client
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
+from agentledger.app.registry import register_pack
 from agentledger.domain.events import HistoryCompacted, RunEvent, StepStarted, ToolCallAuthorised
 from agentledger.domain.fold import project
 from agentledger.domain.state import WorkingState
 from agentledger.packs import Pack
-from agentledger.registry import register_pack
 from bench import _noop_pack
 from bench._stack import embedded_stack
 

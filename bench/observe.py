@@ -26,9 +26,9 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from agentledger.activities.ledger import Ledger
-from agentledger.app import workflow_runner
+from agentledger.app.observability.metrics import LedgerMetrics
+from agentledger.app.runtime import workflow_runner
 from agentledger.domain.events import RunEvent
-from agentledger.observability.metrics import LedgerMetrics
 from agentledger.workflows import AgentRunWorkflow
 from bench import engine
 from bench._metrics_truth import counter_deltas, ledger_counters, mismatches, scraped_counters
@@ -157,7 +157,7 @@ def _print(result: dict[str, Any]) -> None:
 
 
 async def main(runs: int) -> dict[str, Any]:
-    from agentledger.registry import register_pack
+    from agentledger.app.registry import register_pack
 
     register_pack("bench", "bench._noop_pack:PACK")
     result: dict[str, Any] = {"runs_per_round": runs}

@@ -22,8 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from agentledger import client_ops
-from agentledger.registry import get_pack
+from agentledger.app import runs as client_ops
+from agentledger.app.registry import get_pack
 from bench._stack import Stack, embedded_stack
 
 REQUEST = "Can I get a refund for order {order}? It arrived late."

@@ -10,6 +10,7 @@ from typing import Any
 
 import jwt
 
+from agentledger.app.identity import Issuer
 from agentledger.domain import events as ev
 from agentledger.domain.approvals import (
     MAX_RECORDED_REFUSALS,
@@ -19,7 +20,6 @@ from agentledger.domain.approvals import (
 )
 from agentledger.domain.assertions import ALGORITHM, Expected, approval_audience
 from agentledger.domain.principal import Principal
-from agentledger.identity import Issuer
 from agentledger.workflows._assertions import check_assertion
 from bench.protocol_checks import Sent
 from bench.protocol_prefix import ASSERTION_SECONDS, DIRECTORY, FORGER, ISSUER, MANIFEST

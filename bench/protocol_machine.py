@@ -50,19 +50,19 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from agentledger import client_ops
 from agentledger.activities.ledger import Ledger
-from agentledger.devserver import DevServer, stop_dev_server
+from agentledger.app import runs as client_ops
+from agentledger.app.devserver import DevServer, stop_dev_server
+from agentledger.app.errors import AgentLedgerError
+from agentledger.app.identity import Issuer
+from agentledger.app.registry import get_pack, register_pack
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import WorkOrder
-from agentledger.errors import AgentLedgerError
-from agentledger.identity import Issuer
 from agentledger.packs import Pack
 from agentledger.packs.support import PACK as SUPPORT
 from agentledger.packs.support import records
-from agentledger.registry import get_pack, register_pack
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from bench._chat_pack import CHAT_CAN
 from bench._chat_pack import CUSTOMER as CHAT_CUSTOMER

@@ -11,6 +11,8 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import JsonValue
 
+from agentledger.app.identity import Issuer
+from agentledger.app.registry import get_pack
 from agentledger.domain import events as ev
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.decisions import CallTool, ProceedToAnswer, ToolCallProposal
@@ -18,9 +20,7 @@ from agentledger.domain.manifest import resolve_manifest
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import Receipt, ResourceRef, VerifiedFact
 from agentledger.domain.workorder import WorkOrder
-from agentledger.identity import Issuer
 from agentledger.packs.support.profile import SUPPORT_PROFILE
-from agentledger.registry import get_pack
 
 POLICY_VERSION = "returns-2026-08"
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)

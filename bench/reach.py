@@ -33,12 +33,13 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from agentledger import client_ops, schedules
 from agentledger.activities.doors import WebhookDeliveries
 from agentledger.api import create_app
 from agentledger.api.hooks import WebhookDoor, WebhookSource
+from agentledger.app import runs as client_ops
+from agentledger.app import schedules
+from agentledger.app.registry import get_pack
 from agentledger.domain.webhooks import signature
-from agentledger.registry import get_pack
 from bench._stack import Stack, embedded_stack
 from bench.api import served, trusted
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.devserver import DevServer, stop_dev_server
+from agentledger.app.devserver import DevServer, stop_dev_server
 from bench._stack import open_stack, start_dev_server
 from bench.harness import Harness
 

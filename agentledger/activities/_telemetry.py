@@ -1,6 +1,6 @@
 """Spans and log lines from inside activities, through the OpenTelemetry API alone.
 
-The shell decides where they go (``agentledger.observability``): with no tracer provider
+The shell decides where they go (``agentledger.app.observability``): with no tracer provider
 installed every span here is a no-op, and with no handler at INFO no log record is built. A span
 started here is a child of the workflow span that started the activity (the tracing interceptor
 carries that context on the activity's header). Activities run once per attempt, never on
@@ -66,7 +66,7 @@ def model_called(current: Span, profile: ModelProfile, reply: ModelReply) -> Non
 
 def log_recorded(events: Sequence[RunEvent]) -> None:
     """One log line per event an activity persisted, with its run id, seq and manifest hash
-    (``agentledger.observability.logs`` renders them as JSON; the SDK's ``activity.logger``
+    (``agentledger.app.observability.logs`` renders them as JSON; the SDK's ``activity.logger``
     adds the activity's own details)."""
     if not events or not activity.logger.isEnabledFor(logging.INFO):
         return

@@ -111,6 +111,11 @@ class ToolStepInput(_Message):
     """Content a human approved for an MCP server's elicitation request, by request digest."""
 
 
+class ReconcileToolInput(ToolStepInput):
+    """``reconcile_tool``'s input: the call whose outcome was lost, as it was sent (the same
+    fields, so its payload is the one ``execute_tool`` took)."""
+
+
 __all__ = [
     "ActivityQueues",
     "AppendInput",
@@ -123,6 +128,7 @@ __all__ = [
     "PrepareRunInput",
     "ProposeMemoryInput",
     "ProposedMemory",
+    "ReconcileToolInput",
     "ResumeInput",
     "TokenUsage",
     "ToolStepInput",

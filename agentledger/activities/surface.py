@@ -24,6 +24,7 @@ from agentledger.activities.messages import (
     PrepareRunInput,
     ProposedMemory,
     ProposeMemoryInput,
+    ReconcileToolInput,
     ResumeInput,
     ToolStepInput,
 )
@@ -67,7 +68,7 @@ class RunSteps(ABC):
 
     @activity.defn(name="reconcile_tool")
     @abstractmethod
-    def reconcile_tool(self, params: ToolStepInput) -> Receipt:
+    def reconcile_tool(self, params: ReconcileToolInput) -> Receipt:
         """Ask the system of record what became of a call whose outcome was lost."""
 
 

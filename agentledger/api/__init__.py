@@ -1,10 +1,10 @@
 """The HTTP API and web UI (``agentledger serve``): authenticated, authorised, read from the
 ledger, written through Temporal. ``create_app`` builds the ASGI application."""
 
-from agentledger.api.app import create_app
 from agentledger.api.auth import Authenticator, Caller, TrustedIssuer, issuers_from
+from agentledger.api.main import create_app
 from agentledger.api.problems import PROBLEM_BASE, ApiProblem
-from agentledger.identity import API_AUDIENCE
+from agentledger.app.identity import API_AUDIENCE
 
 __all__ = [
     "API_AUDIENCE",

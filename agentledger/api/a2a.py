@@ -34,14 +34,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agentledger import client_ops
 from agentledger.activities.ledger import RunFilter
 from agentledger.activities.ports import Pack
 from agentledger.api import actions
 from agentledger.api.a2a_tasks import task_of
-from agentledger.api.access import ApiContext, is_staff, visible_run
 from agentledger.api.auth import Caller, bearer_token
+from agentledger.api.deps import ApiContext, is_staff, visible_run
 from agentledger.api.problems import ApiProblem
+from agentledger.app import runs as client_ops
 
 PREFIX = "/a2a"
 SETTLE_SECONDS = 60.0

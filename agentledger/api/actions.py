@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import JsonValue
 from temporalio.service import RPCError
 
-from agentledger import client_ops
 from agentledger.activities.retrieval import (
     DocumentConflict,
     DocumentNotFound,
@@ -25,12 +24,13 @@ from agentledger.activities.retrieval import (
     install,
     parse_markdown,
 )
-from agentledger.api.access import ApiContext, visible_run
 from agentledger.api.auth import Caller
+from agentledger.api.deps import ApiContext, visible_run
 from agentledger.api.problems import ApiProblem, not_found
+from agentledger.app import runs as run_ops
+from agentledger.app.errors import NotFound, Refused, ServerUnavailable
+from agentledger.app.registry import PackInstalledAfterStart, PackLoadError, UnknownPack, get_pack
 from agentledger.domain.conversation import ended
-from agentledger.errors import NotFound, Refused, ServerUnavailable
-from agentledger.registry import PackInstalledAfterStart, PackLoadError, UnknownPack, get_pack
 
 _CONFLICTS = {"not_pending", "digest_mismatch", "expired"}
 """Refusals about the approval's state rather than the caller's authority: ``409``."""
@@ -67,7 +67,7 @@ async def decide(
     """Decide as the verified caller, signed for them; the run judges whether they may."""
     digest = await asyncio.to_thread(shown_digest, ctx, caller, run_id, approval_id)
     try:
-        result = await client_ops.decide(
+        result = await run_ops.decide(
             ctx.client,
             run_id,
             approval_id,
@@ -102,7 +102,7 @@ async def start_run(ctx: ApiContext, caller: Caller, pack_name: str, request: st
         raise not_found(f"pack {pack_name}") from None
     work_order = pack.make_work_order(request, caller.principal)
     try:
-        handle = await client_ops.start_run(ctx.client, ctx.task_queue, work_order)
+        handle = await run_ops.start_run(ctx.client, ctx.task_queue, work_order)
     except Refused as exc:
         raise ApiProblem(422, "work-order-refused", str(exc)) from None
     return handle.id
@@ -110,7 +110,7 @@ async def start_run(ctx: ApiContext, caller: Caller, pack_name: str, request: st
 
 async def reply(ctx: ApiContext, caller: Caller, run_id: str, text: str) -> dict[str, Any]:
     try:
-        result = await client_ops.reply(
+        result = await run_ops.reply(
             ctx.client,
             run_id,
             caller.principal.user_id,

@@ -20,10 +20,10 @@ import jwt
 
 from agentledger.api.oidc_discovery import Discovery
 from agentledger.api.problems import ApiProblem, unauthenticated
-from agentledger.config import ISSUERS_VARIABLE, bound_tenants
+from agentledger.app.config import ISSUERS_VARIABLE, bound_tenants
+from agentledger.app.errors import ConfigError
+from agentledger.app.identity import API_AUDIENCE, VerifiedCaller
 from agentledger.domain.principal import Principal, claim_problem, tenant_covers
-from agentledger.errors import ConfigError
-from agentledger.identity import API_AUDIENCE, VerifiedCaller
 
 ALGORITHMS = ("EdDSA", "ES256", "ES384", "RS256", "RS384", "RS512", "PS256")
 """Asymmetric only: a shared-secret (HS*) token could be minted by anyone holding the secret."""

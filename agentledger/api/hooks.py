@@ -28,12 +28,15 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from agentledger import client_ops
 from agentledger.activities.doors import WebhookDeliveries
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.ports import Pack
-from agentledger.api.access import ApiContext
+from agentledger.api.deps import ApiContext
 from agentledger.api.problems import ApiProblem
+from agentledger.app import runs as client_ops
+from agentledger.app.errors import ConfigError, Refused, ServerUnavailable
+from agentledger.app.observability.webhooks import WebhookMetrics
+from agentledger.app.registry import PackLoadError, UnknownPack, get_pack
 from agentledger.domain.principal import tenant_covers
 from agentledger.domain.webhooks import (
     DEFAULT_WINDOW,
@@ -43,9 +46,6 @@ from agentledger.domain.webhooks import (
     delivery_run_id,
     signature_problem,
 )
-from agentledger.errors import ConfigError, Refused, ServerUnavailable
-from agentledger.observability.webhooks import WebhookMetrics
-from agentledger.registry import PackLoadError, UnknownPack, get_pack
 
 SOURCES_VARIABLE = "AGENTLEDGER_WEBHOOK_SOURCES"
 

@@ -34,8 +34,8 @@ from starlette.routing import Route
 
 from agentledger.activities.ports import Pack
 from agentledger.api import actions, proposals, views
-from agentledger.api.access import ApiContext, is_staff, visible_run
 from agentledger.api.auth import Caller
+from agentledger.api.deps import ApiContext, is_staff, visible_run
 from agentledger.api.problems import ApiProblem
 from agentledger.domain.request_limit import MAX_REQUEST_CHARS
 

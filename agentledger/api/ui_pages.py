@@ -6,8 +6,8 @@ from typing import Any
 
 from agentledger.activities.ledger import RunRow
 from agentledger.api import proposals, views
-from agentledger.api.access import ApiContext, is_staff
 from agentledger.api.auth import Caller
+from agentledger.api.deps import ApiContext, is_staff
 from agentledger.domain.claims import delivered_text
 from agentledger.domain.fold import project
 from agentledger.domain.state import WorkingState

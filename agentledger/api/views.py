@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentledger import packet_views
 from agentledger.activities.ledger import ApprovalRow, Ledger, RunRow
 from agentledger.api.problems import not_found
+from agentledger.app import packet_views
+from agentledger.app.render import message_of, summarize
 from agentledger.domain import events as ev
 from agentledger.domain.context.items import Sensitivity
 from agentledger.domain.fold import project
 from agentledger.domain.state import WorkingState
-from agentledger.render import message_of, summarize
 
 
 def run_summary(row: RunRow) -> dict[str, Any]:

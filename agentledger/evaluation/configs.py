@@ -22,6 +22,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentledger.activities.ports import Pack
+from agentledger.app.errors import ConfigurationsIdentical, EvalInputInvalid
+from agentledger.app.registry import UnknownPack, get_pack
 from agentledger.domain.evaluation import (
     EvalConfig,
     EvalInputError,
@@ -30,9 +32,7 @@ from agentledger.domain.evaluation import (
     check_distinct,
     configuration_hash,
 )
-from agentledger.errors import ConfigurationsIdentical, EvalInputInvalid
 from agentledger.evaluation.sources import one_line
-from agentledger.registry import UnknownPack, get_pack
 
 __all__ = ["Configuration", "load_config", "resolve_pair"]
 

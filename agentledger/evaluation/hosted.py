@@ -18,13 +18,13 @@ from sqlalchemy.engine import Engine
 
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.ports import Pack
+from agentledger.app.errors import EvalInputInvalid
+from agentledger.app.registry import register_pack
 from agentledger.domain import events as ev
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.evaluation import EvalCase, Expectation, Suite
 from agentledger.domain.workorder import WorkOrder
-from agentledger.errors import EvalInputInvalid
 from agentledger.evaluation.sources import SuiteSource, checked_pack
-from agentledger.registry import register_pack
 
 __all__ = ["INSTALL", "AgentDojoSource", "Tau2Source", "hosted_suite"]
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from agentledger.evaluation.report import CaseSide, EvalReport, RunRow
 from agentledger.evaluation.svg import fmt
 
-__all__ = ["print_progress", "print_table", "table"]
+__all__ = ["progress_line", "summary", "table"]
 
 _SHOWN = (("tokens", "tokens"), ("cost", "cost"), ("steps", "steps"), ("wall_seconds", "wall s"),
           ("omissions", "omit"), ("approvals_asked", "appr"), ("denials", "deny"))  # fmt: skip
 
 
-def print_progress(row: RunRow) -> None:
+def progress_line(row: RunRow) -> str:
     verdict = "pass" if row.passed else "FAIL: " + "; ".join(row.problems)
-    print(f"  {row.configuration:<16} {row.case_id:<28} #{row.repeat} {row.figures.run_id}  "
-          f"{verdict}")  # fmt: skip
+    return (f"  {row.configuration:<16} {row.case_id:<28} #{row.repeat} {row.figures.run_id}  "
+            f"{verdict}")  # fmt: skip
 
 
 def _cells(side: CaseSide) -> list[str]:
@@ -43,20 +43,24 @@ def table(report: EvalReport) -> str:
     return "\n".join(out)
 
 
-def print_table(report: EvalReport) -> None:
-    print(table(report))
+def summary(report: EvalReport) -> list[str]:
+    """The table, the configurations' hashes, the ledger and the significance, line by line."""
     a, b = report.configurations
-    print(f"configuration hashes: {a} {report.totals[a].configuration_hash}, "
-          f"{b} {report.totals[b].configuration_hash}")  # fmt: skip
-    print(f"ledger: {report.ledger}")
+    lines = [table(report),
+             f"configuration hashes: {a} {report.totals[a].configuration_hash}, "
+             f"{b} {report.totals[b].configuration_hash}",
+             f"ledger: {report.ledger}"]  # fmt: skip
     s = report.significance
     if s is None:
-        print("significance: run with --repeat > 1 for a sign test and bootstrap intervals")
-        return
-    print(f"pass rate, exact sign test over {s.pairs} paired runs: only {a} passed "
-          f"{s.pass_rate.only_a}, only {b} passed {s.pass_rate.only_b}, "
-          f"p = {s.pass_rate.p_value:.4f}")  # fmt: skip
+        return [
+            *lines,
+            "significance: run with --repeat > 1 for a sign test and bootstrap intervals",
+        ]
+    lines.append(f"pass rate, exact sign test over {s.pairs} paired runs: only {a} passed "
+                 f"{s.pass_rate.only_a}, only {b} passed {s.pass_rate.only_b}, "
+                 f"p = {s.pass_rate.p_value:.4f}")  # fmt: skip
     for figure, ci in s.figures.items():
         if ci.low != 0 or ci.high != 0:
-            print(f"  {figure}: {b} − {a} = {ci.mean_difference:.4g} "
-                  f"({ci.confidence:.0%} bootstrap CI {ci.low:.4g} … {ci.high:.4g})")  # fmt: skip
+            interval = f"{ci.confidence:.0%} bootstrap CI {ci.low:.4g} … {ci.high:.4g}"
+            lines.append(f"  {figure}: {b} − {a} = {ci.mean_difference:.4g} ({interval})")
+    return lines

@@ -18,15 +18,15 @@ from dataclasses import dataclass, replace
 
 from temporalio.client import Client
 
-from agentledger import client_ops
-from agentledger.app import Runtime
-from agentledger.config import Settings
+from agentledger.app import runs as run_ops
+from agentledger.app.config import Settings
+from agentledger.app.identity import Issuer
+from agentledger.app.runtime import Runtime
 from agentledger.domain.evaluation import EvalCase, figures_of, problems
 from agentledger.domain.workorder import WorkOrder
 from agentledger.evaluation.configs import Configuration
 from agentledger.evaluation.report import RunRow
 from agentledger.evaluation.sources import SuiteSource
-from agentledger.identity import Issuer
 
 __all__ = ["EvalStack", "drive", "eval_settings", "open_eval_stack", "run_case", "run_pairs"]
 
@@ -84,13 +84,13 @@ async def drive(
     stack: EvalStack, order: WorkOrder, run_id: str, *, approver: str, approve: bool
 ) -> None:
     """Start the run and see it to its end, deciding each approval it asks for."""
-    handle = await client_ops.start_run(stack.client, stack.queue, order, run_id=run_id)
+    handle = await run_ops.start_run(stack.client, stack.queue, order, run_id=run_id)
     while True:
-        state = await client_ops.wait_for(stack.client, run_id, pending_approval=True, timeout=600)
+        state = await run_ops.wait_for(stack.client, run_id, pending_approval=True, timeout=600)
         if state.status in ("completed", "failed") or state.awaiting is not None:
             break
         for pending in list(state.pending_approvals.values()):
-            await client_ops.decide(
+            await run_ops.decide(
                 stack.client,
                 run_id,
                 pending.approval_id,

@@ -17,11 +17,11 @@ from sqlalchemy.engine import Engine
 
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.ports import Pack
+from agentledger.app.errors import EvalInputInvalid, SuiteNotFound, in_words
+from agentledger.app.registry import UnknownPack, get_pack
 from agentledger.domain import events as ev
 from agentledger.domain.evaluation import EvalCase, Suite
 from agentledger.domain.workorder import WorkOrder
-from agentledger.errors import EvalInputInvalid, SuiteNotFound, in_words
-from agentledger.registry import UnknownPack, get_pack
 
 __all__ = ["SHIPPED", "SuiteSource", "SupportSource", "load_suite", "one_line"]
 

@@ -1,7 +1,7 @@
 """Domain packs: tools, policies, step profiles and a sample system of record per domain.
 
 A pack is an ``agentledger.activities.ports.Pack``; the composition root's registry
-(``agentledger.registry``) installs packs by name and hands them to the activities.
+(``agentledger.app.registry``) installs packs by name and hands them to the activities.
 """
 
 from agentledger.activities.ports import Pack, UnknownPack

@@ -18,6 +18,8 @@ from typing import NoReturn
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from agentledger.workflows import _patches as patches
+
 with workflow.unsafe.imports_passed_through():
     from agentledger.activities.messages import EligibleApproversInput
     from agentledger.activities.surface import DirectorySteps
@@ -41,7 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.state import ApprovalOutcome
     from agentledger.workflows.messages import ApprovalDecision, ApprovalResult
 
-from agentledger.workflows._assertions import SINGLE_USE_PATCH, check_assertion
+from agentledger.workflows._assertions import check_assertion
 from agentledger.workflows._core import RETRY, Run
 from agentledger.workflows._directory import (
     DIRECTORY_TIMEOUT,
@@ -49,9 +51,6 @@ from agentledger.workflows._directory import (
     look_up_principal,
 )
 from agentledger.workflows._tracing import OUTCOME, of_run, span
-
-# Runs recorded before the directory decided who approves trusted the decision's principal.
-DIRECTORY_PATCH = "approvers-from-directory"
 
 
 class ApprovalDesk:
@@ -73,7 +72,7 @@ class ApprovalDesk:
         approval_id = f"apr_{run.state.last_seq + 1}"
         ttl = timedelta(seconds=run.manifest.approval_ttl_seconds)
         role = self._role_for(proposal)
-        directory = workflow.patched(DIRECTORY_PATCH)
+        directory = workflow.patched(patches.DIRECTORY_APPROVERS)
         eligible = await self._eligible_approvers(role) if directory else None
         run.record(
             ev.ApprovalRequested(
@@ -124,11 +123,11 @@ class ApprovalDesk:
 
     async def decide(self, decision: ApprovalDecision) -> ApprovalResult:
         """Record a human's decision, or the refused attempt (and refuse the update)."""
-        if not workflow.patched(DIRECTORY_PATCH):
+        if not workflow.patched(patches.DIRECTORY_APPROVERS):
             return self._decide_as_recorded(decision)
         if decision.approver is not None:
             await self._refuse(decision, PRINCIPAL_CLAIMED, decision.claimed_id())
-        proven = self._proven(decision, once=workflow.patched(SINGLE_USE_PATCH))
+        proven = self._proven(decision, once=workflow.patched(patches.SINGLE_USE_ASSERTIONS))
         if isinstance(proven, ApprovalRefusal):
             await self._refuse(decision, proven, decision.claimed_id())
         approver_id = proven.subject if proven is not None else decision.approver_id

@@ -33,9 +33,6 @@ with workflow.unsafe.imports_passed_through():
         verified,
     )
 
-SINGLE_USE_PATCH = "assertions-single-use"
-"""Runs recorded before an assertion was single-use (and a reply bound to its question) took a
-replayed one; the approval and reply handlers judge them as they ran when they replay."""
 
 MAX_ASSERTION_CHARS = 4096
 """An Ed25519 JWS with these claims is well under 1 kB; anything larger is not one."""

@@ -14,6 +14,8 @@ from typing import NoReturn
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from agentledger.workflows import _patches as patches
+
 with workflow.unsafe.imports_passed_through():
     from agentledger.domain import events as ev
     from agentledger.domain.approvals import ApprovalRefusal
@@ -35,13 +37,9 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.steps import await_reply, close_conversation, final_answer
     from agentledger.workflows.messages import Reply, ReplyResult
 
-from agentledger.workflows._assertions import SINGLE_USE_PATCH, check_assertion
+from agentledger.workflows._assertions import check_assertion
 from agentledger.workflows._core import Run
 from agentledger.workflows._directory import directory_refusal, look_up_principal
-
-# Runs recorded before external issuers were bound to tenants took a reply signed on behalf of
-# any issuer's caller without asking the directory.
-ISSUERS_PATCH = "issuers-bound-to-tenants"
 
 
 class Conversation:
@@ -90,7 +88,7 @@ class Conversation:
         # An update can arrive before the run method has started (the first task of a run that
         # continued as new): wait for the state it carries before judging the reply.
         await workflow.wait_condition(lambda: run.state.status != "new")
-        once = workflow.patched(SINGLE_USE_PATCH)
+        once = workflow.patched(patches.SINGLE_USE_ASSERTIONS)
         proven = self._proven(reply, once=once)
         if isinstance(proven, ReplyRefusal):
             await self._refuse(reply, proven)
@@ -122,7 +120,11 @@ class Conversation:
         manifest = self._run.manifest_or_none
         keys = manifest.trusted_keys if manifest is not None else ()
         foreign = foreign_speaker(proven, keys)
-        if proven is None or foreign is None or not workflow.patched(ISSUERS_PATCH):
+        if (
+            proven is None
+            or foreign is None
+            or not workflow.patched(patches.ISSUERS_BOUND_TO_TENANTS)
+        ):
             return False
         found = await look_up_principal(proven.subject, proven, foreign)
         refusal = directory_refusal(found, proven.subject, foreign, "unknown_sender")

@@ -15,6 +15,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
+from agentledger.workflows import _patches as patches
+
 with workflow.unsafe.imports_passed_through():
     from agentledger.activities.messages import ActivityQueues, AppendInput
     from agentledger.activities.surface import RunSteps
@@ -44,8 +46,6 @@ MODEL_RETRY = RetryPolicy(
     maximum_attempts=8,
     non_retryable_error_types=["ModelConfigError", "ModelRequestRejected", "UnknownModelProvider"],
 )
-APPEND_IN_ORDER = "append-in-order"
-"""Every append carries the events not yet confirmed stored (``Run.take_outbox``)."""
 # A write nothing can reconcile (an MCP tool) is attempted once: a retry could repeat it.
 ONCE = RetryPolicy(maximum_attempts=1)
 
@@ -120,7 +120,7 @@ class Run:
             self.rec.outbox = outbox + self.rec.outbox
 
     def _in_order(self) -> bool:
-        return workflow.patched(APPEND_IN_ORDER)
+        return workflow.patched(patches.APPEND_IN_ORDER)
 
     @property
     def unsent(self) -> bool:
@@ -135,7 +135,7 @@ class Run:
         # task that emitted the events. A local activity commits inside a task that a crashed
         # worker may never complete; the retried task then re-emits those events with a new
         # workflow.now() and the ledger (rightly) refuses the different payload forever.
-        if workflow.patched("flush-as-activity"):
+        if workflow.patched(patches.FLUSH_AS_ACTIVITY):
             await workflow.execute_activity_method(
                 RunSteps.append_events,
                 events,

@@ -13,7 +13,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from agentledger.activities.messages import ToolStepInput
+    from agentledger.activities.messages import ReconcileToolInput, ToolStepInput
     from agentledger.activities.surface import RunSteps
     from agentledger.domain import events as ev
     from agentledger.domain.decisions import ToolCallProposal
@@ -159,8 +159,8 @@ class ToolCalls:
         run.record(ev.ToolReceiptRecorded(**run.stamp(), receipt=self._doubt(call, exc)))
         # The failed call's outbox may not have landed; appends are idempotent, so resend it
         # (in order, it is among the unconfirmed events too: the ledger drops the repeat).
-        asked = call.model_copy(
-            update={"outbox": call.outbox + run.take_outbox(), "now": workflow.now()}
+        asked = ReconcileToolInput(
+            **{**dict(call), "outbox": call.outbox + run.take_outbox(), "now": workflow.now()}
         )
         receipt = await workflow.execute_activity_method(
             RunSteps.reconcile_tool,

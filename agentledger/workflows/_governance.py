@@ -6,6 +6,8 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from agentledger.workflows import _patches as patches
+
 with workflow.unsafe.imports_passed_through():
     from agentledger.domain import events as ev
     from agentledger.domain.decisions import ToolCallProposal
@@ -98,14 +100,9 @@ class Gate:
             )
 
 
-BOUNDS_WITH_DEFAULTS_PATCH = "bounds-with-defaults"
-"""A work order's bounds compare the call with its schema's defaults filled: a run recorded before
-saw a defaulted argument the call left out as ``None`` (and refused it), and replays so."""
-
-
 def _bounds_with_defaults(state: WorkingState) -> bool:
     # Asked only where bounds exist: other runs' histories carry no marker for it.
     order = state.work_order
     if order is None or not order.grants:
         return True
-    return workflow.patched(BOUNDS_WITH_DEFAULTS_PATCH)
+    return workflow.patched(patches.BOUNDS_WITH_DEFAULTS)

@@ -20,6 +20,8 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
+from agentledger.workflows import _patches as patches
+
 with workflow.unsafe.imports_passed_through():
     from agentledger.domain import events as ev
     from agentledger.domain.decisions import Delegate
@@ -46,10 +48,6 @@ class ChildOutcome(BaseModel):
     answer: str | None = None
     reason_code: str | None = None
     used: BudgetUsed | None = None
-
-
-UNGUESSABLE_CHILD_IDS = "unguessable-child-ids"
-"""A child run's id ends in a random suffix from the parent's deterministic randomness."""
 
 
 class Handoffs:
@@ -102,7 +100,7 @@ class Handoffs:
         child id would make the delegation fail). Runs from before replay as they ran."""
         run = self._run
         base = f"{run.state.run_id}/handoff/{len(run.state.handoffs) + 1}"
-        if not workflow.patched(UNGUESSABLE_CHILD_IDS):
+        if not workflow.patched(patches.UNGUESSABLE_CHILD_IDS):
             return base
         return f"{base}-{workflow.uuid4().hex}"
 

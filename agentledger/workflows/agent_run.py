@@ -55,6 +55,7 @@ with workflow.unsafe.imports_passed_through():
         RunOutcome,
     )
 
+from agentledger.workflows import _patches as patches
 from agentledger.workflows._approvals import ApprovalDesk
 from agentledger.workflows._conversation import Conversation
 from agentledger.workflows._core import (
@@ -76,9 +77,6 @@ from agentledger.workflows._tracing import (
     span,
     step_outcome,
 )
-
-RUN_ID_IS_WORKFLOW_ID = "run-id-is-workflow-id"
-"""A new run whose input names another run id than its workflow id is refused."""
 
 
 @workflow.defn(name="AgentRun")
@@ -118,7 +116,7 @@ class AgentRunWorkflow:
         and approvals still pending expire with the run. Runs from before handoffs ended
         unrecorded."""
         run = self._run
-        if not workflow.patched("handoffs") or run.state.status != "running":
+        if not workflow.patched(patches.HANDOFFS) or run.state.status != "running":
             return
         for approval_id in run.state.pending_approvals:  # out of the inbox: nothing can use them
             run.record(ev.ApprovalExpired(**run.stamp(), approval_id=approval_id))
@@ -171,7 +169,7 @@ class AgentRunWorkflow:
         one could serve it."""
         # Every patch of the run's first task is asked before this local activity: a patch
         # marker recorded after a local activity's marker fails a query's replay of the task.
-        if not workflow.patched("deployment-queues"):
+        if not workflow.patched(patches.DEPLOYMENT_QUEUES):
             return params.queues or self._run.queues  # how runs started before it chose
         return await workflow.execute_local_activity_method(
             RunSteps.activity_queues, start_to_close_timeout=LOCAL_TIMEOUT
@@ -184,12 +182,13 @@ class AgentRunWorkflow:
         run.fail(reason_code, message)
 
     async def _start(self, params: RunInput) -> None:
-        if workflow.patched("work-order-limits"):
+        if workflow.patched(patches.WORK_ORDER_LIMITS):
             problem = work_order_problem(params.work_order)
             if problem is not None:  # refused before any activity, recorded in a size that fits
                 self._refuse(bounded_work_order(params.work_order), "work_order_refused", problem)
                 return
-        if params.run_id != workflow.info().workflow_id and workflow.patched(RUN_ID_IS_WORKFLOW_ID):
+        forged = params.run_id != workflow.info().workflow_id
+        if forged and workflow.patched(patches.RUN_ID_IS_WORKFLOW_ID):
             # The input's run id names the attempt and is what a child's origin is checked
             # under: a starter may not borrow another run's (a delegated child's) for its own.
             mismatch = f"the input names run {params.run_id[:200]}, not this workflow's id"
@@ -217,7 +216,7 @@ class AgentRunWorkflow:
         run = self._run
         run.pin_manifest(manifest, params.work_order.pack)
         work_order = params.work_order
-        if workflow.patched("budget-ceiling"):
+        if workflow.patched(patches.BUDGET_CEILING):
             # The frozen profile's budgets are the ceiling; a work order may only narrow them.
             budget = narrowed_budget(work_order.budget, manifest.budgets)
             work_order = work_order.model_copy(update={"budget": budget})
@@ -236,7 +235,7 @@ class AgentRunWorkflow:
         if state_hash(carried.state) != carried.state_hash:
             raise _carried_mismatch("the state carried across continue-as-new does not match")
         manifest = carried.manifest
-        checked = workflow.patched("checked-continuation")
+        checked = workflow.patched(patches.CHECKED_CONTINUATION)
         self._run.queues = await self._queues(params)
         if checked:
             try:
@@ -262,7 +261,7 @@ class AgentRunWorkflow:
         the same size however long it goes on; runs compacted before that carried everything."""
         run = self._run
         window = None
-        if workflow.patched("bounded-window"):
+        if workflow.patched(patches.BOUNDED_WINDOW):
             window = run.manifest.compaction.window or WINDOW
         now, manifest_hash = workflow.now(), run.manifest_hash
         run.record(compact(run.state, recorded_at=now, manifest_hash=manifest_hash, window=window))
@@ -331,7 +330,7 @@ class AgentRunWorkflow:
     async def _act(self, step: str, decided: CallTool | AskUser | Answer | Delegate | None) -> None:
         run = self._run
         if isinstance(decided, Delegate):
-            if not workflow.patched("handoffs"):  # no recorded run ever delegated
+            if not workflow.patched(patches.HANDOFFS):  # no recorded run ever delegated
                 raise ApplicationError("delegation without the handoffs patch", non_retryable=True)
             await self._handoffs.delegate(step, decided)
         elif isinstance(decided, CallTool):
@@ -355,7 +354,7 @@ class AgentRunWorkflow:
         """The outcome with its receipt enters the memory lifecycle (quarantine first)."""
         run = self._run
         proposed = outcome_proposal(run.state)
-        if proposed is None or not workflow.patched("memory-proposal-v1"):
+        if proposed is None or not workflow.patched(patches.MEMORY_PROPOSAL):
             return
         run.record(ev.MemoryProposed(**run.stamp(), **proposed.model_dump()))
         outbox = run.take_outbox()

@@ -21,10 +21,10 @@ from sqlalchemy import func, select
 from temporalio.client import Client
 
 from agentledger.activities.ledger import ApprovalRow, Ledger
+from agentledger.app.identity import Issuer
 from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import project
 from agentledger.domain.principal import Principal
-from agentledger.identity import Issuer
 from agentledger.packs.support import records
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, RunInput
 from bench.crash import fault_pack

@@ -14,7 +14,7 @@ import psycopg
 from psycopg import sql
 from sqlalchemy.engine import URL
 
-from agentledger.devserver import DevServer, ensure_dev_server, port_open
+from agentledger.app.devserver import DevServer, ensure_dev_server, port_open
 
 __all__ = ["crash_and_restart_server", "database_outage"]
 

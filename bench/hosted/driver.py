@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
+from agentledger.app.errors import Refused, ServerUnavailable
+from agentledger.app.identity import Issuer
 from agentledger.domain import events as ev
 from agentledger.domain.decisions import CallTool, ToolCallProposal
 from agentledger.domain.state import WorkingState
 from agentledger.domain.workorder import WorkOrder
-from agentledger.errors import Refused, ServerUnavailable
-from agentledger.identity import Issuer
 
 __all__ = ["Approver", "RunSpec", "denied_proposals", "drive"]
 

@@ -17,20 +17,20 @@ from pathlib import Path
 
 from temporalio.worker import Worker
 
-from agentledger import client_ops
 from agentledger.activities.models import ProviderConfig
 from agentledger.activities.ports import ModelClient
 from agentledger.activities.run_activities import RunActivities
-from agentledger.app import Runtime, workflow_runner
-from agentledger.config import Settings
-from agentledger.devserver import DevServer
+from agentledger.app import runs as client_ops
+from agentledger.app.config import Settings
+from agentledger.app.devserver import DevServer
+from agentledger.app.identity import trusted_keys
+from agentledger.app.registry import get_pack
+from agentledger.app.runtime import Runtime, workflow_runner
+from agentledger.app.temporal import connect
 from agentledger.domain.events import RunEvent
 from agentledger.domain.manifest import ModelProfile
 from agentledger.domain.workorder import Budget, ModelOverride
-from agentledger.identity import trusted_keys
 from agentledger.packs import Pack
-from agentledger.registry import get_pack
-from agentledger.temporal_client import connect
 from agentledger.workflows import AgentRunWorkflow
 from bench.harness import Harness
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.app import Runtime
-from agentledger.config import Settings
-from agentledger.devserver import DevServer
-from agentledger.identity import Issuer, issuer_for
-from agentledger.registry import register_pack
-from agentledger.temporal_client import connect
+from agentledger.app.config import Settings
+from agentledger.app.devserver import DevServer
+from agentledger.app.identity import Issuer, issuer_for
+from agentledger.app.registry import register_pack
+from agentledger.app.runtime import Runtime
+from agentledger.app.temporal import connect
 
 PACKS = {  # name -> module:attribute, as AGENTLEDGER_PACKS takes them
     "tau2-retail": "agentledger.packs.tau2:RETAIL_PACK",

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.app import Runtime
-from agentledger.config import Settings
-from agentledger.devserver import DevServer
-from agentledger.identity import issuer_for
+from agentledger.app.config import Settings
+from agentledger.app.devserver import DevServer
+from agentledger.app.identity import issuer_for
+from agentledger.app.runtime import Runtime
+from agentledger.app.temporal import connect
 from agentledger.packs.hosted.journal import CRASH_AFTER_WRITES_ENV
 from agentledger.packs.tau2 import PACK_TARGETS
 from agentledger.packs.tau2.catalog import Domain, domain, gold_actions, tasks
-from agentledger.temporal_client import connect
 from bench.hosted.driver import drive
 from bench.hosted.tau2 import judge, specs
 from tests.acceptance.conftest import register_conformance_packs

@@ -23,8 +23,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi import FastAPI
 
 from agentledger.api import API_AUDIENCE, TrustedIssuer, create_app
-from agentledger.app import Runtime
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
+from agentledger.app.runtime import Runtime
 from agentledger.domain.principal import Principal
 from bench._stack import open_stack
 from tests._temporal import Harness

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from agentledger.api import views
+from agentledger.app.render import timeline as cli_timeline
 from agentledger.domain import events as ev
-from agentledger.render import timeline as cli_timeline
 from tests._temporal import Harness
 from tests.api.conftest import Http, Signer
 from tests.api.test_runs_api import pending_refund

@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from agentledger.activities.retrieval import SqlRetriever
 from agentledger.api.audit import api_denials
-from agentledger.identity import verify_policy_approval
-from agentledger.registry import register_pack, unregister_pack
+from agentledger.app.identity import verify_policy_approval
+from agentledger.app.registry import register_pack, unregister_pack
 from tests._temporal import Harness
 from tests.api.conftest import Http, Signer
 from tests.api.test_authentication import problem_type

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentledger.api import API_AUDIENCE, TrustedIssuer, issuers_from
-from agentledger.errors import ConfigError
+from agentledger.app.errors import ConfigError
 
 
 def test_issuers_come_from_inline_json_or_a_file(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_an_issuer_without_usable_keys_stops_the_service_at_start() -> None:
 def test_workers_read_the_tenants_each_issuer_is_bound_to_from_the_same_variable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from agentledger.config import from_environment
+    from agentledger.app.config import from_environment
 
     entries = [{"issuer": "https://a", "jwks_url": "u", "tenants": ["acme", "globex/eu"]}]
     monkeypatch.setenv("AGENTLEDGER_OIDC_ISSUERS", json.dumps(entries))

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 
 from agentledger.api import create_app
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from bench._stack import free_port, open_stack
 from tests.api.conftest import Signer, issuers
 

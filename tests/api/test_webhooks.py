@@ -19,8 +19,8 @@ from fastapi import FastAPI
 from agentledger.activities.doors import WebhookDeliveries
 from agentledger.api import create_app
 from agentledger.api.hooks import WebhookDoor, WebhookSource, webhook_sources
+from agentledger.app.errors import ConfigError
 from agentledger.domain.webhooks import signature
-from agentledger.errors import ConfigError
 from tests._temporal import Harness
 from tests.api.conftest import stack_issuer
 

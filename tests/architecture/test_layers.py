@@ -148,9 +148,10 @@ def test_the_walker_sees_known_imports() -> None:
     run = {i.target for i in imports_of("agentledger.workflows.agent_run")}
     assert {"temporalio", "agentledger.domain.steps", "agentledger.workflows._core"} <= run
     # Deferred imports inside functions, and "module:attribute" registry targets.
-    assert "agentledger.packs.support" in {i.target for i in imports_of("agentledger.registry")}
-    assert "sqlalchemy" in reach("agentledger.cli")
-    assert {"Shell", "Domain"} <= {part_of(i.target) for i in imports_of("agentledger.commands")}
+    assert "agentledger.packs.support" in {i.target for i in imports_of("agentledger.app.registry")}
+    assert "sqlalchemy" in reach("agentledger.cli.main")
+    runs = {part_of(i.target) for i in imports_of("agentledger.cli.runs")}
+    assert {"App", "CLI", "Domain"} <= runs
 
 
 def test_the_walker_resolves_relative_imports_inside_the_package() -> None:
@@ -165,7 +166,9 @@ def test_the_walker_resolves_relative_imports_inside_the_package() -> None:
 def test_every_part_is_read() -> None:
     assert all(modules_of(part) for part in TABLE["parts"])
     assert part_of("agentledger.packs.support.tools") == "Packs"
-    assert part_of("agentledger.cli") == "Shell"
+    assert part_of("agentledger.cli.main") == "CLI"
+    assert part_of("agentledger.app.observability.metrics") == "App"
+    assert part_of("agentledger") is None  # the root is the map, in no part
 
 
 def test_the_table_draws_each_pair_once_and_names_only_its_parts() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
 from agentledger.domain import events as ev
 from agentledger.domain.decisions import Claim
 from agentledger.domain.state import WorkingState

@@ -14,11 +14,11 @@ import pytest
 from temporalio.client import Client
 
 from agentledger.activities.ledger import Ledger
-from agentledger.app import Runtime
-from agentledger.config import Settings
-from agentledger.devserver import DevServer
+from agentledger.app.config import Settings
+from agentledger.app.devserver import DevServer
+from agentledger.app.runtime import Runtime
+from agentledger.app.temporal import connect
 from agentledger.domain.principal import Principal
-from agentledger.temporal_client import connect
 from bench.crash import fault_pack
 from bench.crash.crashkit import CrashSite
 

@@ -12,9 +12,9 @@ from sqlalchemy.engine import URL, make_url
 from temporalio.client import Client
 
 from agentledger.activities.ledger import Ledger
-from agentledger.config import Settings
-from agentledger.devserver import DevServer, stop_dev_server
-from agentledger.temporal_client import connect
+from agentledger.app.config import Settings
+from agentledger.app.devserver import DevServer, stop_dev_server
+from agentledger.app.temporal import connect
 from bench._stack import start_dev_server
 from bench.crash import fault_pack
 from bench.crash.crashkit import (

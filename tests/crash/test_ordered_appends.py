@@ -19,12 +19,12 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 
-from agentledger import client_ops
-from agentledger.app import Runtime
-from agentledger.devserver import DevServer
+from agentledger.app import runs as client_ops
+from agentledger.app.devserver import DevServer
+from agentledger.app.errors import Refused
+from agentledger.app.registry import get_pack
+from agentledger.app.runtime import Runtime
 from agentledger.domain import events as ev
-from agentledger.errors import Refused
-from agentledger.registry import get_pack
 from bench._chat_pack import CUSTOMER, STRANGER
 from bench._stack import open_stack
 

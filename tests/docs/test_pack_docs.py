@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import agentledger.sdk
-from agentledger import registry
-from agentledger.scaffold import scaffold_pack
+from agentledger.app import registry
+from agentledger.cli.scaffold import scaffold_pack
 
 ROOT = Path(__file__).parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial.md"
@@ -91,7 +91,7 @@ def test_the_sdk_guide_the_readme_and_the_scaffold_register_packs_by_entry_point
     assert ENTRY_POINTS in first.replace("\n", " ")
     assert "AGENTLEDGER_PACKS" not in first or "ad hoc" in first
     assert ENTRY_POINTS in README.read_text()
-    scaffold = Path(agentledger.scaffold.__file__).parent / "templates" / "pyproject.toml.tmpl"
+    scaffold = Path(agentledger.cli.scaffold.__file__).parent / "templates" / "pyproject.toml.tmpl"
     assert ENTRY_POINTS in scaffold.read_text()
 
 
@@ -102,7 +102,7 @@ def test_the_docs_say_a_running_worker_must_be_restarted_for_a_new_pack(where: s
         "README.md": README.read_text(),
         "tutorial": TUTORIAL.read_text(),
         "scaffold README": (
-            Path(agentledger.scaffold.__file__).parent / "templates" / "README.md.tmpl"
+            Path(agentledger.cli.scaffold.__file__).parent / "templates" / "README.md.tmpl"
         ).read_text(),
     }[where]
     assert RESTART.search(text.replace("\n", " ")), where

@@ -15,12 +15,12 @@ from types import ModuleType
 import pytest
 from sqlalchemy import select
 
-from agentledger import client_ops
-from agentledger.cli import _parser
+from agentledger.app import runs as client_ops
+from agentledger.app.registry import register_pack, unregister_pack
+from agentledger.cli.main import _parser
 from agentledger.domain import events as ev
 from agentledger.domain.claims import CONFIRMED_HEADING
 from agentledger.domain.state import WorkingState
-from agentledger.registry import register_pack, unregister_pack
 from tests._temporal import Harness
 
 TUTORIAL = Path(__file__).parents[2] / "docs" / "tutorial.md"

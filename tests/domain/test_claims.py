@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from agentledger.app.registry import get_pack
 from agentledger.domain import events as ev
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.claims import CONFIRMED_HEADING, delivered_text
@@ -15,7 +16,6 @@ from agentledger.domain.manifest import resolve_manifest
 from agentledger.domain.run_loop import DRAFT_ANSWER, check_decision
 from agentledger.domain.steps import ModelStepResult, Recording, after_model_step, complete
 from agentledger.packs.support.profile import SUPPORT_PROFILE
-from agentledger.registry import get_pack
 from bench.factories import T0, RunScript
 
 REFUND = {"order_id": "ord_4821", "amount": 42.5, "currency": "EUR"}

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import JsonValue
 
+from agentledger.app.registry import get_pack
 from agentledger.domain import events as ev
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.decisions import ToolCallProposal
@@ -32,7 +33,6 @@ from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
 from agentledger.domain.tools import Receipt, ResourceRef, VerifiedFact
 from agentledger.packs.support.profile import SUPPORT_PROFILE
-from agentledger.registry import get_pack
 from bench.factories import T0, RunScript
 
 CONTRACTS = get_pack("support").contracts

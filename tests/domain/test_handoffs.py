@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
+from agentledger.app.registry import get_pack
+from agentledger.cli.packs import step_schema
 from agentledger.domain import events as ev
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.decisions import Delegate
@@ -24,13 +26,11 @@ from agentledger.domain.handoffs import (
 from agentledger.domain.manifest import AgentProfile, ExecutionManifest, resolve_manifest
 from agentledger.domain.steps import ModelStepResult, Recording, after_model_step
 from agentledger.domain.workorder import Budget
-from agentledger.pack_commands import step_schema
 from agentledger.packs.support.review import (
     FRAUD_CHECK,
     FRAUD_REVIEW_PROFILE,
     REVIEWED_PROFILE,
 )
-from agentledger.registry import get_pack
 from bench.factories import T0, RunScript
 from tests.domain.test_governance import DANA, decide, read_order, refund
 from tests.workflows.test_refund_run import REQUEST

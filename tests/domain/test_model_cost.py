@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
+from agentledger.app.registry import get_pack
 from agentledger.domain import events as ev
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.decisions import Answer, ProceedToAnswer
@@ -26,7 +27,6 @@ from agentledger.domain.state import BudgetUsed, WorkingState
 from agentledger.domain.steps import Recording, after_model_step, complete
 from agentledger.domain.workorder import Budget
 from agentledger.packs.support.profile import SUPPORT_PROFILE
-from agentledger.registry import get_pack
 from bench.factories import T0, RunScript
 
 GPT = Price(

@@ -12,9 +12,9 @@ import pytest
 
 from agentledger.activities.doors import ScheduleJournal
 from agentledger.activities.ledger import Ledger
+from agentledger.app.devserver import DevServer
+from agentledger.app.schedules import schedule_id
 from agentledger.cli import main
-from agentledger.devserver import DevServer
-from agentledger.schedules import schedule_id
 
 
 def _said(argv: list[str]) -> tuple[int, str, str]:

@@ -14,14 +14,14 @@ import pytest
 from sqlalchemy import delete
 from temporalio.service import RPCError
 
-from agentledger import schedules
 from agentledger.activities.doors import ScheduleJournal
 from agentledger.activities.ledger import RunRow
 from agentledger.activities.ledger._tables import principals
+from agentledger.app import schedules
+from agentledger.app.registry import get_pack
+from agentledger.app.schedules import InvalidSchedule, ScheduleDefinition
 from agentledger.domain.events import RunFailed
 from agentledger.domain.workorder import WorkOrder
-from agentledger.registry import get_pack
-from agentledger.schedules import InvalidSchedule, ScheduleDefinition
 from tests._temporal import Harness
 
 REQUEST = "Where is my order ord_4821?"

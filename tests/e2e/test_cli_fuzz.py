@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from agentledger.cli import main
+from agentledger.cli.main import main
 
 # Each command's shape, with ``{}`` where a drawn value goes: the values reach the command
 # itself rather than stopping at argparse. Then a few shapeless lines for argparse's own errors.

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentledger.activities.ledger import Ledger
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain import events as ev
 from tests.e2e._worker import cli_worker
 from tests.e2e.test_cli import cli, embedded_env_at

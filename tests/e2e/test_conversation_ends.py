@@ -12,7 +12,7 @@ from typing import Literal
 
 import pytest
 
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain.graph import ConversationPolicy
 from bench._chat_pack import CUSTOMER, IDLE_SECONDS, QUESTION
 from tests.e2e._worker import cli_worker

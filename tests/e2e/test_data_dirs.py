@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.devserver import ensure_dev_server, stop_dev_server
-from agentledger.errors import ServerUnavailable
+from agentledger.app.devserver import ensure_dev_server, stop_dev_server
+from agentledger.app.errors import ServerUnavailable
 from bench._stack import free_port
 from tests.e2e.test_cli import CLI
 
@@ -133,8 +133,8 @@ def test_a_data_directory_whose_ports_are_taken_picks_free_ones_and_remembers_th
 def test_the_default_ports_taken_by_another_checkout_give_free_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentledger import own_server
-    from agentledger.config import Settings
+    from agentledger.app import own_server
+    from agentledger.app.config import Settings
 
     first, second, port = tmp_path / "a", tmp_path / "b", free_port()
     ensure_dev_server(first, port=port, ui_port=None)

@@ -11,7 +11,7 @@ from temporalio.api.deployment.v1 import (
 )
 from temporalio.api.enums.v1 import VersionDrainageStatus, WorkerDeploymentVersionStatus
 
-from agentledger.deploy_command import build_state
+from agentledger.cli.deploy import build_state
 
 Summary = WorkerDeploymentInfo.WorkerDeploymentVersionSummary
 ROUTING = RoutingConfig(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentledger.activities.ledger import Ledger
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain.fold import project
 from tests.e2e._worker import cli_worker
 from tests.e2e.test_cli import cli
@@ -90,7 +90,7 @@ def test_a_failed_call_to_temporal_is_a_named_error_with_what_to_do(
 ) -> None:
     from temporalio.service import RPCError, RPCStatusCode
 
-    from agentledger import cli as cli_module
+    from agentledger.cli import main as cli_module
 
     async def failing(settings: object, args: object) -> int:
         raise RPCError("h2 protocol error", RPCStatusCode.UNKNOWN, b"")

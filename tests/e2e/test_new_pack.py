@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import text
 
 from agentledger.activities.ledger import Ledger
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.decisions import Claim
 from agentledger.domain.fold import project

@@ -8,8 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from agentledger.cli.packs import profile_hash
 from agentledger.domain.context.packet import decision_schema
-from agentledger.pack_commands import profile_hash
 from agentledger.packs.support import PACK as SUPPORT
 from tests.e2e.test_cli import CLI
 from tests.e2e.test_pack_registry import GOOD, write_dist, write_module

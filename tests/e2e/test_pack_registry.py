@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from agentledger import registry
-from agentledger.commands import open_runtime
-from agentledger.config import Settings
-from agentledger.errors import ConfigError
+from agentledger.app import registry
+from agentledger.app.config import Settings
+from agentledger.app.errors import ConfigError
+from agentledger.app.registry import PackLoadError, UnknownPack, get_pack, pack_sources
+from agentledger.cli._common import open_runtime
 from agentledger.packs.support import PACK as SUPPORT
-from agentledger.registry import PackLoadError, UnknownPack, get_pack, pack_sources
 
 GOOD = """
 from dataclasses import replace

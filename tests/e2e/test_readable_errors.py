@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.cli import main
+from agentledger.cli.main import main
 
 LATIN_1 = "# Retours\n\nRemboursé sous 30 jours.\n".encode("latin-1")
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from agentledger import packet_views
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.models import ProviderSettings, messages, openai_compatible_profile
-from agentledger.cli import main
+from agentledger.app import packet_views
+from agentledger.app.render import packet_text
+from agentledger.cli.main import main
 from agentledger.domain import events as ev
-from agentledger.render import packet_text
 from tests.replay._recorded import read_history
 from tests.replay._stored import (
     Sent,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.config import temporal_security
-from agentledger.errors import ConfigError
-from agentledger.temporal_client import connection_security
+from agentledger.app.config import temporal_security
+from agentledger.app.errors import ConfigError
+from agentledger.app.temporal import connection_security
 
 
 def test_an_open_dev_server_needs_nothing() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.cli import main
+from agentledger.cli.main import main
 
 
 def _issue(minutes: str) -> tuple[int, str, str]:

@@ -1,6 +1,6 @@
 """Every eval input that cannot run is refused before a run starts, with a typed one-line error
 and an exit code that says which kind (no Temporal server is reachable here: none is needed).
-Called in-process through ``agentledger.cli.main``, the function the console script runs."""
+Called in-process through ``agentledger.cli.main.main``, the function the console script runs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.cli import main
+from agentledger.cli.main import main
 from tests.eval.test_eval_command import GENEROUS, TIGHT, _suite
 
 UNREACHABLE = "127.0.0.1:9"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentledger.activities.ledger import Ledger
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain.events import RunStarted
 from agentledger.evaluation import EvalReport
 from agentledger.packs.support.evaluation import SUITE_FILE
@@ -128,7 +128,7 @@ async def test_the_shipped_support_suite_holds_under_the_generous_budget(
 ) -> None:
     """Every expectation the shipped suite states is met by the support agent with room for its
     evidence: the suite's hashes and citations are the agent's real outcomes, not guesses."""
-    from agentledger.config import Settings
+    from agentledger.app.config import Settings
     from agentledger.evaluation import load_suite, resolve_pair, run_eval
 
     tight, generous = _configs(tmp_path)

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.config import Settings
-from agentledger.devserver import DevServer
+from agentledger.app.config import Settings
+from agentledger.app.devserver import DevServer
+from agentledger.app.registry import unregister_pack
 from agentledger.evaluation import load_suite, resolve_pair, run_eval
 from agentledger.packs.agentdojo import PACK_TARGETS as DOJO
 from agentledger.packs.tau2 import PACK_TARGETS as TAU2
 from agentledger.packs.tau2.catalog import reference
-from agentledger.registry import unregister_pack
 
 
 @pytest.fixture(autouse=True)

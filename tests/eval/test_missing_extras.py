@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from agentledger.errors import EvalInputInvalid
+from agentledger.app.errors import EvalInputInvalid
 from agentledger.evaluation import load_suite
 
 

@@ -28,11 +28,11 @@ from temporalio.client import Client, WorkflowHistory, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from agentledger.activities.ledger import Ledger
-from agentledger.config import Settings
-from agentledger.devserver import DevServer
+from agentledger.app.config import Settings
+from agentledger.app.devserver import DevServer
+from agentledger.app.identity import Issuer
+from agentledger.app.temporal import connect
 from agentledger.domain.principal import Principal
-from agentledger.identity import Issuer
-from agentledger.temporal_client import connect
 from bench.crash import crashkit, fault_pack, outages
 from bench.crash.crashkit import CrashSite, WorkerProcess
 from tests.crash.conftest import open_seeded

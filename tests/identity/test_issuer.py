@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.config import Settings
-from agentledger.errors import ConfigError
-from agentledger.identity import Issuer, jwks, trusted_keys
+from agentledger.app.config import Settings
+from agentledger.app.errors import ConfigError
+from agentledger.app.identity import Issuer, jwks, trusted_keys
 
 
 def test_the_local_issuer_keeps_one_key_per_data_directory(tmp_path: Path) -> None:
@@ -47,7 +47,7 @@ def test_a_jwks_that_pins_nothing_usable_is_a_configuration_error(
 
 
 def test_a_configured_issuer_key_is_never_created(tmp_path: Path) -> None:
-    from agentledger.identity import issuer_for
+    from agentledger.app.identity import issuer_for
 
     with pytest.raises(ConfigError, match="cannot read the issuer key"):
         issuer_for(Settings(data_dir=tmp_path, issuer_key=tmp_path / "missing.pem"))

@@ -8,11 +8,11 @@ import logging
 
 import pytest
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
+from agentledger.app.registry import get_pack, register_pack, unregister_pack
 from agentledger.domain import events as ev
 from agentledger.domain.mcp import BearerToken, StreamableHttpTransport
 from agentledger.domain.principal import Principal
-from agentledger.registry import get_pack, register_pack, unregister_pack
 from bench import _mcp_pack as mcp
 from tests._temporal import Harness
 from tests.mcp.test_bearer_auth import TOKEN_ENV, token, url  # noqa: F401 - the token peer fixture

@@ -24,8 +24,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from agentledger.devserver import DevServer
-from agentledger.observability.metrics import LedgerMetrics, temporal_runtime
+from agentledger.app.devserver import DevServer
+from agentledger.app.observability.metrics import LedgerMetrics, temporal_runtime
 from bench._stack import open_stack
 from bench.harness import Harness
 

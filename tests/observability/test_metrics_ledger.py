@@ -11,8 +11,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 
 from agentledger.activities.ledger import Ledger
+from agentledger.app.observability.metrics import LedgerMetrics
 from agentledger.domain import events as ev
-from agentledger.observability.metrics import LedgerMetrics
 from bench._metrics_truth import (
     LATENCY_COUNT,
     ledger_counters,

@@ -13,8 +13,8 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from agentledger.app import workflow_runner
-from agentledger.observability.metrics import LedgerMetrics, serve_metrics
+from agentledger.app.observability.metrics import LedgerMetrics, serve_metrics
+from agentledger.app.runtime import workflow_runner
 from agentledger.workflows import AgentRunWorkflow
 from bench._metrics_truth import ledger_counters, mismatches, sample, scraped_counters
 from bench._stack import free_port

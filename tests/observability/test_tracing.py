@@ -19,9 +19,9 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from agentledger.app import workflow_runner
-from agentledger.devserver import DevServer
-from agentledger.observability import tracing
+from agentledger.app.devserver import DevServer
+from agentledger.app.observability import tracing
+from agentledger.app.runtime import workflow_runner
 from agentledger.workflows import AgentRunWorkflow
 from bench._stack import open_stack
 from bench.harness import Harness

@@ -20,8 +20,8 @@ import pytest
 import uvicorn
 
 from agentledger.api import TrustedIssuer, create_app
-from agentledger.app import Runtime
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
+from agentledger.app.runtime import Runtime
 from agentledger.domain.principal import Principal
 from bench._stack import open_stack
 from bench.harness import Harness

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from agentledger.app.oidc.settings import ISSUER_VARIABLE, provider_settings
 from agentledger.cli import main
-from agentledger.oidc.settings import ISSUER_VARIABLE, provider_settings
 
 
 @pytest.fixture(autouse=True)

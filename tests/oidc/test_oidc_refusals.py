@@ -15,9 +15,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from agentledger.api import TrustedIssuer, create_app
-from agentledger.oidc import api_client, flows
-from agentledger.oidc.cache import TokenCache
-from agentledger.oidc.errors import (
+from agentledger.app.oidc import api_client, flows
+from agentledger.app.oidc.cache import TokenCache
+from agentledger.app.oidc.errors import (
     DeviceCodeExpired,
     IssuerNotBound,
     IssuerUnreachable,
@@ -25,8 +25,8 @@ from agentledger.oidc.errors import (
     TokenExpired,
     WrongAudience,
 )
-from agentledger.oidc.session import current_token, sign_in
-from agentledger.oidc.settings import ProviderSettings
+from agentledger.app.oidc.session import current_token, sign_in
+from agentledger.app.oidc.settings import ProviderSettings
 from tests.oidc._provider import (
     GLOBEX_BOT,
     HURRIED_CLI,

@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import jwt
 
+from agentledger.app.oidc.cache import TokenCache
 from agentledger.domain.events import ApprovalGranted
-from agentledger.oidc.cache import TokenCache
 from tests.oidc._provider import INTAKE, Person
 from tests.oidc.conftest import Served
 

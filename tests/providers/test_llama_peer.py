@@ -13,7 +13,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from agentledger.activities.models import ProviderClient, model_clients
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.decisions import Decision
 from agentledger.domain.workorder import Budget

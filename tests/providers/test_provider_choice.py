@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentledger.activities.models import ProviderConfig
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.workorder import ModelOverride
 from bench.providers.chat_server import ChatServer

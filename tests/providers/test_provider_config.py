@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from agentledger import cli
 from agentledger.activities.mcp import McpServerUnavailable
 from agentledger.activities.models import ConfiguredProvider, ProviderClient, ProviderConfig
 from agentledger.activities.redaction import REDACTED, hold, redact
-from agentledger.config import PROVIDERS_VARIABLE, from_environment, model_providers
-from agentledger.devserver import DevServer
+from agentledger.app.config import PROVIDERS_VARIABLE, from_environment, model_providers
+from agentledger.app.devserver import DevServer
+from agentledger.app.errors import ConfigError
+from agentledger.cli import main as cli
 from agentledger.domain.workorder import WorkOrder
-from agentledger.errors import ConfigError
 from bench import factories
 from bench.providers import packets
 from bench.providers.chat_server import ChatServer

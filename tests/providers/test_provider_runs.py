@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from agentledger.activities.models import model_clients, openai_compatible_profile
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.context import model_counter
 from agentledger.domain.model_profile import Price

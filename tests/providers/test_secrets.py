@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from agentledger.activities.models import ProviderConfig
 from agentledger.activities.models._errors import status_error
 from agentledger.activities.redaction import REDACTED, hold
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
 from agentledger.domain import events as ev
 from agentledger.domain.workorder import ModelOverride
 from bench.providers.chat_server import ECHO, ChatServer, Reply

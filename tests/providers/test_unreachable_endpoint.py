@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from agentledger import client_ops
 from agentledger.activities.models import ProviderConfig
-from agentledger.devserver import DevServer
+from agentledger.app import runs as client_ops
+from agentledger.app.devserver import DevServer
+from agentledger.app.errors import RunStuck
+from agentledger.app.registry import get_pack
 from agentledger.domain.workorder import ModelOverride
-from agentledger.errors import RunStuck
-from agentledger.registry import get_pack
 from bench.providers.runs import configured_harness
 from tests.workflows.test_refund_run import REQUEST
 

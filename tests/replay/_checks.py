@@ -10,6 +10,7 @@ from typing import Any
 
 from agentledger.activities.messages import PacketSummary
 from agentledger.activities.packets import build_step_packet
+from agentledger.app.registry import get_pack
 from agentledger.domain.compaction import context_state
 from agentledger.domain.context import ContextPacket, InsufficientContext
 from agentledger.domain.context.tokens import counter_for_encoding
@@ -18,7 +19,6 @@ from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.state import WorkingState
-from agentledger.registry import get_pack
 from tests.replay._formats import in_format, recorded_format
 from tests.replay._recorded import Memories, ModelStep, RecordedRun
 from tests.replay._replayed import ReplayedRun

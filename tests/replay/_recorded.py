@@ -61,7 +61,7 @@ ACTIVITY_INPUTS: Mapping[str, type[BaseModel]] = {
 # model_step adds the principal's approved memories to the candidates, read from the memory
 # store: neither they nor a digest of them reach the history (and the manifest says
 # memory_snapshot="none"). record.py's embedded stack seeds one, usr_73's language preference
-# (agentledger.app.Runtime.seed), at wall-clock time just before the run starts, and its
+# (agentledger.app.runtime.Runtime.seed), at wall-clock time just before the run starts, and its
 # created_at is part of every packet that shows it. record.py writes that time per history to
 # recorded_memories.json; no entry means the run saw no memory (histories recorded before memory
 # entered the run in 232faec, and the loop runs, whose principal has none).
@@ -180,7 +180,7 @@ def recorded_memories(run: RecordedRun) -> Memories:
 
 def register_loop_packs() -> None:
     """The packs of the recorded loop chains (``bench._noop_pack``), by the names they ran under."""
-    from agentledger.registry import register_pack
+    from agentledger.app.registry import register_pack
 
     register_pack("bench_can", "bench._noop_pack:CONTINUING_PACK")
     register_pack("bench_window", "bench._noop_pack:WINDOWED_PACK")

@@ -28,7 +28,7 @@ from temporalio.worker import (
 )
 
 from agentledger.activities.messages import ModelStepInput
-from agentledger.app import workflow_runner
+from agentledger.app.runtime import workflow_runner
 from agentledger.domain.events import RunEvent
 from agentledger.domain.state import WorkingState
 from agentledger.workflows import AgentRunWorkflow

@@ -19,11 +19,11 @@ from sqlalchemy.engine import Engine
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 
-from agentledger import client_ops
 from agentledger.activities.memory import MemoryStore
+from agentledger.app import runs as client_ops
+from agentledger.app.errors import Refused
+from agentledger.app.registry import get_pack
 from agentledger.domain.principal import Principal
-from agentledger.errors import Refused
-from agentledger.registry import get_pack
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, Reply
 from bench._stack import embedded_stack
 from tests.replay._recorded import SEEDED_MEMORIES
@@ -148,7 +148,7 @@ async def _record_single_use(name: str) -> None:
     taken, the same signed reply copied from history and sent again (refused, replayed), a reply
     signed on behalf of an issuer the workers bind to no tenant (refused, after asking the
     directory), then "actually blue" and the idle close."""
-    from agentledger.identity import VerifiedCaller
+    from agentledger.app.identity import VerifiedCaller
     from bench._chat_pack import CHAT, CUSTOMER
 
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):

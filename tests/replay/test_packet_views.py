@@ -17,7 +17,7 @@ from markupsafe import escape
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.models import ProviderClient, openai_compatible_profile
 from agentledger.api import views
-from agentledger.api.ui import templates
+from agentledger.api.routes.ui import templates
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.context.render import state_text
 from agentledger.domain.manifest import ExecutionManifest

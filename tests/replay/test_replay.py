@@ -14,8 +14,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 import bench._chat_pack  # noqa: F401  (registers the conversation history's pack)
-from agentledger import app
-from agentledger.app import pack_contracts, workflow_runner
+from agentledger.app import runtime as app
+from agentledger.app.runtime import pack_contracts, workflow_runner
 from agentledger.domain.events import HistoryCompacted
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.tools import ToolContract

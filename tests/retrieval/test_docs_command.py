@@ -11,11 +11,11 @@ import pytest
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.ledger._engine import build_engine
 from agentledger.activities.retrieval import SqlRetriever
-from agentledger.cli import _parser
-from agentledger.config import Settings
-from agentledger.docs_command import docs_add
-from agentledger.errors import ConfigError, Refused
-from agentledger.identity import Issuer, verify_policy_approval
+from agentledger.app.config import Settings
+from agentledger.app.errors import ConfigError, Refused
+from agentledger.app.identity import Issuer, verify_policy_approval
+from agentledger.cli.docs import docs_add
+from agentledger.cli.main import _parser
 from agentledger.packs.support.seed import PRINCIPALS
 
 POLICY = "# Warranty\n## Defects {#defects}\nDefective items are replaced within two years.\n"

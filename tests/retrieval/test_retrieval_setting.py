@@ -10,9 +10,9 @@ from sqlalchemy import inspect
 
 from agentledger.activities.ledger._engine import build_engine
 from agentledger.activities.retrieval import _modes, active_mode
-from agentledger.app import configure_policy_retrieval
-from agentledger.config import from_environment, retrieval_mode
-from agentledger.errors import ConfigError
+from agentledger.app.config import from_environment, retrieval_mode
+from agentledger.app.errors import ConfigError
+from agentledger.app.runtime import configure_policy_retrieval
 from tests.e2e.test_cli import cli
 
 

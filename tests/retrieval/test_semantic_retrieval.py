@@ -201,9 +201,9 @@ def test_a_semantic_worker_verifies_the_model_before_it_starts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from agentledger.activities.retrieval import _embedder, shared_embedder
-    from agentledger.commands import retrieval_line
-    from agentledger.config import Settings
-    from agentledger.errors import ConfigError
+    from agentledger.app.config import Settings
+    from agentledger.app.errors import ConfigError
+    from agentledger.cli.stack import retrieval_line
 
     assert MODEL_ID in retrieval_line(Settings(retrieval="fused"))
     assert retrieval_line(Settings()) == "· policy retrieval: fulltext (AGENTLEDGER_RETRIEVAL)"

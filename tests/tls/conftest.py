@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.config import TemporalSecurity
-from agentledger.devserver import DevServer
+from agentledger.app.config import TemporalSecurity
+from agentledger.app.devserver import DevServer
 from tests.tls._nginx import tls_proxy
 from tests.tls._pki import Authority, Pair
 

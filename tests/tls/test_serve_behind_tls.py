@@ -25,8 +25,8 @@ from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentledger.devserver import DevServer
-from agentledger.identity import Issuer
+from agentledger.app.devserver import DevServer
+from agentledger.app.identity import Issuer
 from tests.tls._nginx import free_port, tls_proxy
 from tests.tls.conftest import Edges, Pki
 from tests.workflows.test_refund_run import REQUEST

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.app import Runtime
-from agentledger.config import Settings, TemporalSecurity
-from agentledger.errors import ConnectionRefused
-from agentledger.temporal_client import connect
+from agentledger.app.config import Settings, TemporalSecurity
+from agentledger.app.errors import ConnectionRefused
+from agentledger.app.runtime import Runtime
+from agentledger.app.temporal import connect
 from bench.harness import Harness
 from tests.e2e.test_cli import cli
 from tests.tls.conftest import Edges, Pki, security

@@ -18,6 +18,7 @@ from dataclasses import replace
 from pydantic import JsonValue
 
 from agentledger.activities.ports import ModelReply, ModelUsage
+from agentledger.app.registry import register_pack
 from agentledger.domain.context import ContextPacket, StepProfile
 from agentledger.domain.handoffs import HandoffContract
 from agentledger.domain.manifest import AgentProfile, ModelProfile, ToolGrant
@@ -32,7 +33,6 @@ from agentledger.packs.support.review import (
     FraudReviewer,
 )
 from agentledger.packs.support.review import PACK as REVIEWED
-from agentledger.registry import register_pack
 
 CREATE_REFUND = SUPPORT.tools["create_refund"].contract
 

@@ -24,6 +24,7 @@ from agentledger.activities.ports import (
     ToolImplementation,
     ToolOutput,
 )
+from agentledger.app.registry import register_pack
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
 from agentledger.domain.principal import Principal
@@ -32,7 +33,6 @@ from agentledger.domain.workorder import WorkOrder
 from agentledger.packs import Pack
 from agentledger.packs.support import PACK as SUPPORT
 from agentledger.packs.support.playbook import Playbook
-from agentledger.registry import register_pack
 from bench.protocol_machine import SHORT_TTL
 
 __all__ = ["INJECTED", "INJECTION", "SHORT_TTL", "register"]

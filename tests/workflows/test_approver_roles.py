@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from agentledger.app.errors import Refused
 from agentledger.domain.approval_rule import ApprovalRule, RoleAbove
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalRequested
-from agentledger.errors import Refused
 from agentledger.packs.support import PACK as SUPPORT
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import refund_rows

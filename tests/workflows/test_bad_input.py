@@ -14,16 +14,16 @@ from hypothesis import strategies as st
 from pydantic import JsonValue
 from temporalio.client import Client
 
-from agentledger import client_ops
 from agentledger.activities.ports import ModelReply, ModelUsage
+from agentledger.app import runs as client_ops
+from agentledger.app.errors import Refused
+from agentledger.app.registry import get_pack, register_pack
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.events import DecisionRejected, RunEvent, RunFailed
 from agentledger.domain.manifest import ModelProfile
 from agentledger.domain.workorder import ArgumentBound, WorkGrant, WorkOrder
-from agentledger.errors import Refused
 from agentledger.packs.support import PACK as SUPPORT
 from agentledger.packs.support.playbook import Playbook
-from agentledger.registry import get_pack, register_pack
 from agentledger.workflows import AgentRunWorkflow, RunInput
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST

@@ -9,8 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from agentledger import client_ops
 from agentledger.activities.ports import ModelReply
+from agentledger.app import runs as client_ops
+from agentledger.app.registry import get_pack, register_pack, unregister_pack
 from agentledger.domain import events as ev
 from agentledger.domain.claims import CONFIRMED_HEADING
 from agentledger.domain.context import ContextPacket
@@ -19,7 +20,6 @@ from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import WorkOrder
 from agentledger.packs.support import PACK as SUPPORT
 from agentledger.packs.support.playbook import Playbook
-from agentledger.registry import get_pack, register_pack, unregister_pack
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, approve_pending
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
+from agentledger.app.registry import get_pack
 from agentledger.domain.events import RunStarted
 from agentledger.domain.fold import project
 from agentledger.domain.run_loop import narrowed_budget
 from agentledger.domain.workorder import Budget
 from agentledger.packs.support.profile import SUPPORT_PROFILE
-from agentledger.registry import get_pack
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST
 

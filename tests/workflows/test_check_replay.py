@@ -9,7 +9,7 @@ import pytest
 from temporalio import workflow
 from temporalio.common import RawValue
 
-from agentledger.replay_check import recent_histories, replay_all, runs_query
+from agentledger.cli.replay import recent_histories, replay_all, runs_query
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST
 

@@ -8,13 +8,13 @@ import asyncio
 
 import pytest
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
+from agentledger.app.errors import Refused
+from agentledger.app.registry import get_pack
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project
 from agentledger.domain.limits import MAX_REPLY_CHARS
 from agentledger.domain.steps import MISSING_CONTEXT_QUESTION
-from agentledger.errors import Refused
-from agentledger.registry import get_pack
 from agentledger.workflows import ReplyResult, RunOutcome
 from bench._chat_pack import CUSTOMER, IDLE_SECONDS, QUESTION, STRANGER
 from tests._temporal import Harness

@@ -15,9 +15,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 from temporalio.common import RawValue
 
-from agentledger.app import Runtime
-from agentledger.deploy_command import builds, make_current
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
+from agentledger.app.runtime import Runtime
+from agentledger.cli.deploy import builds, make_current
 from agentledger.workflows import AgentRunWorkflow, RunOutcome
 from bench._stack import open_stack
 from bench.harness import Harness

@@ -9,7 +9,9 @@ import pytest
 from sqlalchemy import select
 from temporalio.client import WorkflowUpdateFailedError
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
+from agentledger.app.errors import Refused
+from agentledger.app.registry import get_pack
 from agentledger.domain.decisions import ToolCallProposal
 from agentledger.domain.events import (
     ApprovalAttemptRefused,
@@ -23,9 +25,7 @@ from agentledger.domain.events import (
 from agentledger.domain.fold import project
 from agentledger.domain.governance import proposal_digest
 from agentledger.domain.workorder import Budget, WorkOrder
-from agentledger.errors import Refused
 from agentledger.packs.support import records
-from agentledger.registry import get_pack
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from tests._temporal import Harness
 from tests.workflows import hostile_packs

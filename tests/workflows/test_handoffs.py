@@ -14,13 +14,13 @@ from typing import TypeVar
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
+from agentledger.app.registry import get_pack
+from agentledger.app.render import timeline
+from agentledger.cli.show import print_run
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project
 from agentledger.packs.support.review import FRAUD_CHECK
-from agentledger.reading import print_run
-from agentledger.registry import get_pack
-from agentledger.render import timeline
 from tests._temporal import Harness
 from tests.workflows import handoff_packs
 from tests.workflows.test_refund_run import REQUEST, approve_pending, refund_rows

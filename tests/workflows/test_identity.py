@@ -13,12 +13,12 @@ import pytest
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from agentledger import client_ops
-from agentledger.devserver import temporal_binary
+from agentledger.app import runs as client_ops
+from agentledger.app.devserver import temporal_binary
+from agentledger.app.registry import get_pack
 from agentledger.domain.approvals import MAX_RECORDED_REFUSALS
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, RunFailed
 from agentledger.domain.principal import Principal
-from agentledger.registry import get_pack
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, refund_rows

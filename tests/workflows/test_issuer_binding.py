@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
-from agentledger import client_ops
-from agentledger.app import Runtime
-from agentledger.devserver import DevServer, temporal_binary
+from agentledger.app import runs as client_ops
+from agentledger.app.devserver import DevServer, temporal_binary
+from agentledger.app.identity import VerifiedCaller
+from agentledger.app.registry import get_pack
+from agentledger.app.runtime import Runtime
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, ReplyRefused
-from agentledger.identity import VerifiedCaller
-from agentledger.registry import get_pack
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, Reply
 from bench._chat_pack import CUSTOMER
 from bench._stack import open_stack

@@ -7,15 +7,15 @@ from datetime import UTC, datetime
 import pytest
 from temporalio.client import Client
 
-from agentledger import client_ops
 from agentledger.activities.packets import build_step_packet
+from agentledger.app import runs as client_ops
+from agentledger.app.registry import get_pack, register_pack
 from agentledger.domain.compaction import MAX_CARRIED_BYTES, can_compact, compact
 from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.manifest import resolve_manifest
 from agentledger.packs import Pack
 from agentledger.packs.support.profile import SUPPORT_PROFILE
-from agentledger.registry import get_pack, register_pack
 from bench import _noop_pack
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST, approve_pending

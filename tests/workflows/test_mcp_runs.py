@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from agentledger import client_ops
-from agentledger.config import Settings
+from agentledger.app import runs as client_ops
+from agentledger.app.config import Settings
+from agentledger.app.errors import Refused
+from agentledger.app.registry import get_pack, register_pack
 from agentledger.domain import events as ev
 from agentledger.domain.events import RunEvent
 from agentledger.domain.mcp import StreamableHttpTransport
-from agentledger.errors import Refused
-from agentledger.registry import get_pack, register_pack
 from bench import _mcp_pack as mcp
 from tests._temporal import Harness
 from tests.mcp.conftest import http_server  # noqa: F401 - a fixture this module uses

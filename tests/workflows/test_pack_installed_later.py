@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agentledger import registry
+from agentledger.app import registry
+from agentledger.app.registry import PackInstalledAfterStart, UnknownPack, get_pack
 from agentledger.domain.events import RunFailed
-from agentledger.registry import PackInstalledAfterStart, UnknownPack, get_pack
 from agentledger.workflows import AgentRunWorkflow, RunInput
 from tests._temporal import Harness
 from tests.e2e.test_pack_registry import GOOD, write_dist, write_module

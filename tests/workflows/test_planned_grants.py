@@ -21,13 +21,13 @@ from agentledger.activities.ports import (
     ToolImplementation,
     ToolOutput,
 )
+from agentledger.app.registry import register_pack
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.events import RunCompleted, ToolCallAuthorised, ToolCallDenied
 from agentledger.domain.manifest import ModelProfile
 from agentledger.domain.tools import ToolContract
 from agentledger.packs.support import PACK as SUPPORT
 from agentledger.packs.support.playbook import Playbook
-from agentledger.registry import register_pack
 from tests._temporal import Harness
 from tests.workflows.test_governed_edges import _refunded_amounts, run
 from tests.workflows.test_refund_run import REQUEST

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
+from agentledger.app.errors import Refused
 from agentledger.domain.decisions import Claim
 from agentledger.domain.events import ApprovalAttemptRefused, RunCompleted, RunEvent
 from agentledger.domain.fold import project
-from agentledger.errors import Refused
 from agentledger.packs.support import records
 from tests._temporal import Harness
 

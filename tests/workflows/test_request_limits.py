@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from agentledger import client_ops
+from agentledger.app import runs as client_ops
+from agentledger.app.errors import Refused
+from agentledger.app.registry import get_pack
 from agentledger.domain.context.tokens import counter_for_encoding
 from agentledger.domain.events import RunFailed
 from agentledger.domain.request_limit import request_problem
-from agentledger.errors import Refused
-from agentledger.registry import get_pack
 from tests._temporal import Harness
 
 pytestmark = pytest.mark.temporal

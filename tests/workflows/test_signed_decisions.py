@@ -18,11 +18,11 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from temporalio.client import WorkflowUpdateFailedError
 
-from agentledger.app import Runtime
-from agentledger.devserver import DevServer
+from agentledger.app.devserver import DevServer
+from agentledger.app.errors import Refused
+from agentledger.app.runtime import Runtime
 from agentledger.domain.assertions import approval_audience
 from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, ApprovalRejected
-from agentledger.errors import Refused
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from bench._chat_pack import CUSTOMER  # registers the chat pack, seeded with the stack
 from bench._stack import open_stack
@@ -167,8 +167,8 @@ async def test_a_decision_names_the_assertions_subject_or_no_one(harness: Harnes
 
 
 async def test_a_service_signing_for_a_caller_records_the_callers_token(harness: Harness) -> None:
-    from agentledger import client_ops
-    from agentledger.identity import VerifiedCaller
+    from agentledger.app import runs as client_ops
+    from agentledger.app.identity import VerifiedCaller
 
     run_id = await harness.start(REQUEST)
     state = await harness.until_approval_or_end(run_id)
@@ -195,9 +195,9 @@ async def test_a_service_signing_for_a_caller_records_the_callers_token(harness:
 async def test_a_reply_is_taken_only_as_its_signed_sender_with_its_signed_text(
     harness: Harness,
 ) -> None:
-    from agentledger import client_ops
+    from agentledger.app import runs as client_ops
+    from agentledger.app.registry import get_pack
     from agentledger.domain.events import ReplyRefused, UserReplied
-    from agentledger.registry import get_pack
     from agentledger.workflows import Reply
 
     order = get_pack("chat").make_work_order("I'd like to pick a colour", CUSTOMER)

@@ -13,10 +13,10 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowUpdateFailedError
 
-from agentledger import client_ops
-from agentledger.devserver import temporal_binary
+from agentledger.app import runs as client_ops
+from agentledger.app.devserver import temporal_binary
+from agentledger.app.registry import get_pack
 from agentledger.domain import events as ev
-from agentledger.registry import get_pack
 from agentledger.workflows import AgentRunWorkflow, Reply
 from bench._chat_pack import CUSTOMER
 from tests._temporal import Harness

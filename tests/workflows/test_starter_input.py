@@ -14,17 +14,17 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
-from agentledger import client_ops
 from agentledger.activities.messages import ActivityQueues
+from agentledger.app import runs as client_ops
+from agentledger.app.identity import Issuer
+from agentledger.app.registry import get_pack
 from agentledger.domain.events import HandoffRequested, RunFailed
 from agentledger.domain.fold import state_hash
 from agentledger.domain.handoffs import HandoffOrigin, child_work_order
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.state import WorkingState
 from agentledger.domain.workorder import WorkOrder
-from agentledger.identity import Issuer
 from agentledger.packs.support.review import FRAUD_CHECK
-from agentledger.registry import get_pack
 from agentledger.workflows import Continuation, RunInput, RunOutcome
 from tests._temporal import Harness
 from tests.workflows import handoff_packs

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from temporalio.api.enums.v1 import EventType
 
-from agentledger import client_ops
-from agentledger.app import Runtime
-from agentledger.devserver import DevServer
-from agentledger.errors import ConfigError
-from agentledger.registry import get_pack
+from agentledger.app import runs as client_ops
+from agentledger.app.devserver import DevServer
+from agentledger.app.errors import ConfigError
+from agentledger.app.registry import get_pack
+from agentledger.app.runtime import Runtime
 from bench._stack import open_stack
 from tests.workflows.test_refund_run import REQUEST, refund_rows
 

@@ -7,10 +7,11 @@ import argparse
 
 import pytest
 
-from agentledger import client_ops, verify_command
+from agentledger.app import runs as client_ops
+from agentledger.app.errors import ServerUnavailable
+from agentledger.app.registry import get_pack
+from agentledger.cli import runs as verify_command
 from agentledger.domain.fold import project
-from agentledger.errors import ServerUnavailable
-from agentledger.registry import get_pack
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST
 

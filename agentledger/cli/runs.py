@@ -1,0 +1,147 @@
+"""``agentledger run``, ``approve``, ``reply`` and ``verify``, and what ``run --wait``/``reply
+--wait`` say about a run that stopped to wait: on an approval, on its customer, or because it
+ended."""
+
+from __future__ import annotations
+
+import argparse
+
+import orjson
+from temporalio.client import Client, WorkflowExecutionStatus
+
+from agentledger.activities.ledger import Ledger
+from agentledger.app import liveness
+from agentledger.app import runs as run_ops
+from agentledger.app.config import Settings
+from agentledger.app.errors import ConfigError, Refused
+from agentledger.app.identity import issuer_for
+from agentledger.app.registry import UnknownPack, get_pack
+from agentledger.app.request_check import request_refusal
+from agentledger.app.stack import open_ledger, principal_of, require_ledger, until_recorded
+from agentledger.app.temporal import connect
+from agentledger.cli._common import open_runtime, say, with_model
+from agentledger.domain.conversation import closed, ended
+from agentledger.domain.events import RunFailed
+from agentledger.domain.fold import project
+from agentledger.domain.state import WorkingState
+
+
+async def reply(settings: Settings, args: argparse.Namespace) -> int:
+    """The customer's message to a run waiting on them, signed as ``--as`` with this machine's
+    issuer key (the run checks the signature and that it is the requester; anyone else is
+    refused and recorded)."""
+    ledger = open_ledger(settings)
+    client = await connect(settings)
+    described = await run_ops.described(client, args.run_id)
+    if described.status != WorkflowExecutionStatus.RUNNING:
+        status = described.status.name.lower() if described.status else "ended"
+        raise Refused(ended(ledger.read(args.run_id), args.run_id, status))
+    # Only a worker takes a reply: without a live one it is named, not waited out.
+    queue = described.task_queue
+    sending = run_ops.reply(
+        client, args.run_id, args.principal, args.text, issuer=issuer_for(settings)
+    )
+    result = await liveness.watched(sending, client, queue)
+    say(f"{result.reply_id} taken by {args.run_id} (#{result.seq})")
+    if not args.wait:
+        return 0
+    state = await run_ops.wait_for(client, args.run_id, pending_approval=True)
+    return await report(client, state, ledger)
+
+
+async def report(client: Client, state: WorkingState, ledger: Ledger) -> int:
+    """Say what the run waits on or how it ended; 1 when it failed."""
+    for approval in state.pending_approvals.values():
+        say(
+            f"awaiting approval {approval.approval_id}: {approval.proposal.tool} "
+            f"{orjson.dumps(approval.proposal.arguments).decode()}"
+        )
+    if state.pending_approvals:
+        return 0
+    if state.awaiting is not None:
+        asked = "asks" if state.awaiting.reason == "question" else "answered; awaiting a follow-up"
+        say(f"{asked}: {state.conversation[-1].text}")
+        say(f'reply with: agentledger reply {state.run_id} "..." --as {state.principal_id}')
+        return 0
+    if state.status != "failed":
+        answer = state.last_answer.answer if state.last_answer is not None else None
+        say(f"{state.status}: {answer}" if answer else state.status)
+        await client.get_workflow_handle(state.run_id).result()  # its last events are flushed
+        if (closing := closed(ledger.read(state.run_id))) is not None:
+            say(closing)
+        return 0
+    await client.get_workflow_handle(state.run_id).result()  # its last events are flushed
+    failed = next(
+        (e for e in reversed(ledger.read(state.run_id)) if isinstance(e, RunFailed)), None
+    )
+    say(f"failed: {failed.reason_code}: {failed.message}" if failed else "failed")
+    return 1
+
+
+async def run(settings: Settings, args: argparse.Namespace) -> int:
+    if args.base_url or args.api_key_env:
+        raise ConfigError(
+            "a run names a model provider (--model NAME); its endpoint and key variable are "
+            "the worker's: AGENTLEDGER_MODEL_PROVIDERS, or `agentledger dev --base-url URL`"
+        )
+    require_ledger(settings)  # a run needs the directory its requester is checked against
+    runtime = open_runtime(settings)
+    try:
+        pack = get_pack(args.pack)
+    except UnknownPack as exc:
+        raise ConfigError(str(exc)) from None
+    work_order = with_model(
+        pack.make_work_order(args.request, principal_of(runtime.ledger, args.user)), args
+    )
+    if (problem := request_refusal(work_order)) is not None:  # before any server is reached
+        raise Refused(f"work order refused: {problem}")
+    client = await connect(settings)
+    handle = await run_ops.start_run(client, settings.task_queue, work_order)
+    say(handle.id)
+    await liveness.until_taken(client, handle.id)  # no live worker: said now, not after 120 s
+    if not await until_recorded(runtime, handle.id):
+        say(f"note: run {handle.id} has not reached the ledger yet; `agentledger verify` says why")
+    if not args.wait:
+        return 0
+    state = await run_ops.wait_for(client, handle.id, pending_approval=True)
+    return await report(client, state, runtime.ledger)
+
+
+async def approve(settings: Settings, args: argparse.Namespace) -> int:
+    approver = principal_of(open_ledger(settings), args.principal)
+    client = await connect(settings)
+    queue = (await run_ops.described(client, args.run_id)).task_queue
+    # Signed: the run trusts the key, not the id; only a live worker takes it (else named).
+    deciding = run_ops.decide(
+        client, args.run_id, args.approval_id, approver.user_id, issuer=issuer_for(settings),
+        approve=not args.reject, reason=args.reason, content=args.content,
+    )  # fmt: skip
+    result = await liveness.watched(deciding, client, queue)
+    say(f"{result.approval_id} {result.decision} by {approver.user_id}")
+    return 0
+
+
+async def verify(settings: Settings, args: argparse.Namespace) -> int:
+    stored = project(open_ledger(settings).read(args.run_id))
+    client = await connect(settings)
+    # From the history alone: verify starts no worker, sends no query and executes no work.
+    live = await run_ops.recorded_state(client, args.run_id)
+    stuck = await run_ops.stuck_activity(client, args.run_id)
+    ours, theirs = stored.model_dump(mode="json"), live.model_dump(mode="json")
+    differences = [key for key in ours if ours[key] != theirs.get(key)]
+    for key in differences:
+        say(f"differs: {key}\n  ledger:   {ours[key]}\n  temporal: {theirs.get(key)}")
+    if stored.last_seq < live.last_seq:
+        say(
+            f"note: the ledger holds events up to #{stored.last_seq}, Temporal up to "
+            f"#{live.last_seq} (the newest ride in an activity that has not committed yet)"
+        )
+    if stuck is not None:
+        say(f"stuck: {stuck}")
+    elif live.status == "new":
+        say("stuck: the run has recorded nothing yet")
+    if differences or stuck is not None or live.status == "new":
+        say(f"{len(differences)} field(s) differ" if differences else "the run does not match")
+        return 1
+    say("ledger projection matches the live state (as Temporal's history records it)")
+    return 0
