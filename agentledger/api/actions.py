@@ -105,6 +105,8 @@ async def start_run(ctx: ApiContext, caller: Caller, pack_name: str, request: st
         handle = await run_ops.start_run(ctx.client, ctx.task_queue, work_order)
     except Refused as exc:
         raise ApiProblem(422, "work-order-refused", str(exc)) from None
+    except (ServerUnavailable, RPCError) as exc:  # Temporal down: the caller may retry
+        raise ApiProblem(503, "unavailable", f"Temporal could not start the run: {exc}") from None
     return handle.id
 
 

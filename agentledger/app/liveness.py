@@ -67,12 +67,13 @@ async def no_worker(client: Client, task_queue: str, since: datetime, bound: flo
     last = (
         f"its last poll was {(now - max(polls)).total_seconds():.0f}s ago"
         if polls
-        else ("no worker has ever polled it")
+        else "no worker has polled it since this server started"
     )
     return (
         f"no live worker polls task queue {task_queue} ({last}; the demo's worker ends with "
         "the demo); keep `agentledger dev` running in another terminal, or start "
-        "`agentledger worker`, then wait again"
+        "`agentledger worker`: what was sent waits on the queue and goes on once one polls "
+        "(`agentledger show --list` shows where each run is)"
     )
 
 

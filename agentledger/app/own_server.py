@@ -11,6 +11,7 @@ runs against their own ledger. An explicit ``--temporal-address`` is left alone.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +90,12 @@ def refuse_foreign(data_dir: Path, port: int) -> None:
         "directory's own with `agentledger dev` (it picks free ports when 7233/8233 are taken "
         f"and remembers them in {data_dir / RECORD}), or use that one knowingly with "
         f"--temporal-address {HOST}:{port}"
+        + (
+            f" (AGENTLEDGER_TEMPORAL_PORT={port} chose this port: unset it to use the one "
+            "this directory remembers)"
+            if os.environ.get("AGENTLEDGER_TEMPORAL_PORT") == str(port)
+            else ""
+        )
     )
 
 

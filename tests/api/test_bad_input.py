@@ -4,6 +4,7 @@ problems, recorded where they are denials, nothing applied."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from sqlalchemy import select
 
@@ -148,3 +149,34 @@ async def test_a_run_of_an_installed_pack_that_cannot_load_is_refused_naming_it(
     assert response.status_code == 503 and problem_type(response) == "pack-unavailable"
     detail = response.json()["detail"]
     assert "broken_dependency" in detail and "no_such_dependency_anywhere" in detail
+
+
+async def test_starting_a_run_while_temporal_is_down_is_a_typed_503(
+    harness: Harness, local_signer: Signer, external_signer: Signer, tmp_path: Path
+) -> None:
+    """A Temporal server that went away after the API connected (``agentledger stop`` under a
+    running ``serve``) is ``unavailable`` (503, retry later), not an internal error."""
+    import httpx
+    from temporalio.client import Client
+
+    from agentledger.api import create_app
+    from agentledger.app.devserver import ensure_dev_server, free_port, stop_dev_server
+    from tests.api.conftest import issuers, stack_issuer
+
+    server = ensure_dev_server(tmp_path, port=free_port(), ui_port=None)
+    try:
+        down = await Client.connect(server.address)
+    finally:
+        stop_dev_server(tmp_path)
+    app = create_app(
+        harness.runtime.ledger,
+        down,
+        harness.settings.task_queue,
+        [*issuers(local_signer, external_signer), stack_issuer(harness)],
+        signer=harness.issuer,
+    )
+    headers = {"Authorization": f"Bearer {local_signer.token('usr_73')}"}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t", headers=headers) as c:
+        answer = await c.post("/api/runs", json={"request": "Where is my order ord_4821?"})
+    assert answer.status_code == 503 and problem_type(answer) == "unavailable", answer.text
