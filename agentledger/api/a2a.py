@@ -63,17 +63,6 @@ _MOVING = frozenset({pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING})
 def card(pack: Pack, base_url: str) -> pb.AgentCard:
     """The pack as an agent: one skill per step of its graph, the tools each may use."""
     profile = pack.profile
-    sample = [pack.sample.request] if pack.sample else []
-    skills = [
-        pb.AgentSkill(
-            id=f"{pack.name}.{step.name}",
-            name=step.name.replace("_", " "),
-            description=_skill_text(step.allowed_tools, step.proposable_actions),
-            tags=[pack.name],
-            examples=sample,
-        )
-        for step in profile.step_profiles
-    ]
     return pb.AgentCard(
         name=pack.name,
         description=f"agentledger pack {pack.name} ({profile.profile_id} "
@@ -99,8 +88,23 @@ def card(pack: Pack, base_url: str) -> pb.AgentCard:
         security_requirements=[pb.SecurityRequirement(schemes={"bearer": pb.StringList()})],
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
-        skills=skills,
+        skills=_skills(pack),
     )
+
+
+def _skills(pack: Pack) -> list[pb.AgentSkill]:
+    """One skill per step of the pack's graph: the tools it uses, the actions it proposes."""
+    sample = [pack.sample.request] if pack.sample else []
+    return [
+        pb.AgentSkill(
+            id=f"{pack.name}.{step.name}",
+            name=step.name.replace("_", " "),
+            description=_skill_text(step.allowed_tools, step.proposable_actions),
+            tags=[pack.name],
+            examples=sample,
+        )
+        for step in pack.profile.step_profiles
+    ]
 
 
 def _skill_text(tools: tuple[Any, ...], proposes: tuple[Any, ...]) -> str:

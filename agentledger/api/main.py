@@ -69,6 +69,19 @@ def create_app(
     )
     app.state.secure_cookies = secure_cookies
     app.state.webhooks = webhooks
+    _install_routes(app)
+    if webhooks is not None:
+        app.mount("/metrics", make_asgi_app(webhooks.metrics.registry), name="metrics")
+    if public_url is not None:
+        _mount_doors(app, public_url.rstrip("/"), [i.issuer for i in issuers])
+    install_docs(app)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(PageHeaders)
+    return app
+
+
+def _install_routes(app: FastAPI) -> None:
+    """Problem handlers, the JSON API's routers, the UI and its static files."""
     install_handlers(app)
     app.add_exception_handler(ui.LoginRequired, _to_login)
     app.add_exception_handler(ApiProblem, _problem)
@@ -79,14 +92,6 @@ def create_app(
     for router in (*routers, ui.router):
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    if webhooks is not None:
-        app.mount("/metrics", make_asgi_app(webhooks.metrics.registry), name="metrics")
-    if public_url is not None:
-        _mount_doors(app, public_url.rstrip("/"), [i.issuer for i in issuers])
-    install_docs(app)
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    app.add_middleware(PageHeaders)
-    return app
 
 
 def _mount_doors(app: FastAPI, base_url: str, issuers: list[str]) -> None:
