@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -43,8 +44,16 @@ class Harness:
     async def until_approval_or_end(self, run_id: str) -> WorkingState:
         return await client_ops.wait_for(self.client, run_id, pending_approval=True)
 
-    async def finish(self, run_id: str) -> list[RunEvent]:
-        await self.client.get_workflow_handle(run_id).result()
+    async def finish(self, run_id: str, *, within: float = 120.0) -> list[RunEvent]:
+        """Wait for the run to end; a run still going after `within` seconds is a failure that
+        names what the run last recorded, not a wait without end."""
+        try:
+            await asyncio.wait_for(self.client.get_workflow_handle(run_id).result(), within)
+        except TimeoutError:
+            kinds = [event.kind for event in self.runtime.ledger.read(run_id)]
+            raise AssertionError(
+                f"run {run_id} did not end in {within:g} s; it recorded {kinds}"
+            ) from None
         return self.runtime.ledger.read(run_id)
 
     async def decide(

@@ -190,8 +190,10 @@ async def test_a_reply_goes_to_the_run_which_refuses_it_in_its_own_words(
 
 
 async def test_a_reply_to_an_ended_run_says_it_ended(http: Http, harness: Harness) -> None:
+    # ord_4822 arrived on time: the run answers and ends (ord_4821's late delivery would wait
+    # for a refund approval).
     started = await http("usr_73").post(
-        "/api/runs", json={"request": "Where is my order ord_4821?"}
+        "/api/runs", json={"request": "Where is my order ord_4822?"}
     )
     run_id = started.json()["run_id"]
     await harness.finish(run_id)
