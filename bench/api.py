@@ -46,8 +46,11 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def served(app: FastAPI) -> tuple[str, uvicorn.Server, asyncio.Task[None]]:
-    port = free_port()
+async def served(
+    app: FastAPI, port: int | None = None
+) -> tuple[str, uvicorn.Server, asyncio.Task[None]]:
+    """Serve ``app`` on loopback (on ``port`` when the app was told its public URL)."""
+    port = port or free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     task = asyncio.create_task(server.serve())
     while not server.started:

@@ -40,7 +40,7 @@ from agentledger.app import runs as client_ops
 from agentledger.app import schedules
 from agentledger.app.registry import get_pack
 from agentledger.domain.webhooks import signature
-from bench._stack import Stack, embedded_stack
+from bench._stack import Stack, embedded_stack, free_port
 from bench.api import served, trusted
 
 REFUND = "Can I get a refund for order ord_4821? It arrived late."
@@ -164,13 +164,14 @@ async def measure(rounds: int) -> dict[str, Any]:
         AsyncExitStack() as exits,
     ):
         source = WebhookSource("support", "helpdesk", SECRET, tenant="acme")
+        port = free_port()  # the A2A cards and MCP metadata name the served address
         door = WebhookDoor(
             {("support", "helpdesk"): source}, WebhookDeliveries(stack.runtime.ledger.engine)
         )
         app = create_app(stack.runtime.ledger, stack.client, stack.settings.task_queue,
                          [trusted(stack.issuer)], signer=stack.issuer, webhooks=door,
-                         public_url="http://127.0.0.1:0")  # fmt: skip
-        base, server, task = await served(app)
+                         public_url=f"http://127.0.0.1:{port}")  # fmt: skip
+        base, server, task = await served(app, port)
         token = stack.issuer.token("usr_73")
         http = await exits.enter_async_context(
             httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"})
