@@ -23,7 +23,6 @@ from bench._stack import free_port
 from tests._temporal import Harness
 from tests.api.conftest import Signer, issuers, stack_issuer
 
-pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 REFUND = "Can I get a refund for order ord_4821? It arrived late."
 
 
@@ -109,6 +108,7 @@ async def test_an_mcp_client_drives_a_support_run_to_its_approval_and_answer(
         assert ended["status"] == "completed" and ended["answer"]
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # about tokens, not storage
 async def test_an_mcp_call_without_a_token_or_for_another_tenants_run_is_refused(
     base_url: str, local_signer: Signer, harness: Harness
 ) -> None:
