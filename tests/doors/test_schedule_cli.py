@@ -14,7 +14,7 @@ from agentledger.activities.doors import ScheduleJournal
 from agentledger.activities.ledger import Ledger
 from agentledger.app.devserver import DevServer
 from agentledger.app.schedules import schedule_id
-from agentledger.cli import main
+from agentledger.cli.main import main
 
 
 def _said(argv: list[str]) -> tuple[int, str, str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentledger.app.oidc.settings import ISSUER_VARIABLE, provider_settings
-from agentledger.cli import main
+from agentledger.cli.main import main
 
 
 @pytest.fixture(autouse=True)
