@@ -115,8 +115,8 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         APPEND_IN_ORDER,
         "every append carries the events not yet confirmed stored, in order",
-        (),
-        "a history carrying its marker is recorded; then as for every id",
+        ("refund_approved_sdk_v1.json", "refund_rejected_sdk_v1.json"),
+        _OLD_RUNS,
     ),
     Patch(
         RUN_ID_IS_WORKFLOW_ID,
@@ -127,8 +127,8 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         BOUNDS_WITH_DEFAULTS,
         "a work order's bounds compare a call with its schema's defaults filled",
-        (),
-        "a history of a run with bounded grants is recorded; then as for every id",
+        ("refund_approved_sdk_v1.json", "refund_rejected_sdk_v1.json"),
+        _OLD_RUNS,
     ),
     Patch(
         UNGUESSABLE_CHILD_IDS,
