@@ -3,6 +3,7 @@ from the run's state, compiled under the attempt's manifest) and what its reply 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -172,6 +173,15 @@ def decided(
             f"model output is not a valid decision: {exc.error_count()} error(s), "
             f"first: {exc.errors()[0]['msg']}"
         )
-        raw_reply = bounded_raw(orjson.dumps(reply.output).decode())
+        raw_reply = bounded_raw(_as_text(reply.output))
         return charged.model_copy(update={"rejection": rejection, "raw_reply": raw_reply})
     return charged.model_copy(update={"decision": decision})
+
+
+def _as_text(output: object) -> str:
+    """The rejected reply as JSON text; what orjson refuses (integers beyond 64 bits, lone
+    surrogates) the standard library writes with escapes, so a bad reply is recorded, not lost."""
+    try:
+        return orjson.dumps(output).decode()
+    except TypeError:
+        return json.dumps(output, default=repr)
