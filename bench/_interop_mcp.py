@@ -20,7 +20,9 @@ Report = Callable[..., None]
 async def _run(stack: Stack, request: str, principal: Principal) -> list[ev.RunEvent]:
     """A scripted run; every approval it asks for is granted (an elicitation with a name)."""
     order = get_pack(mcp.NAME).make_work_order(request, principal)
-    handle = await client_ops.start_run(stack.client, stack.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        stack.client, stack.settings.task_queue, order, issuer=stack.issuer
+    )
     approver = stack.runtime.ledger.get_principal(mcp.APPROVER.user_id)
     assert approver is not None
     while True:

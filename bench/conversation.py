@@ -42,7 +42,9 @@ def turn_times_ms(events: list[ev.RunEvent]) -> list[float]:
 
 async def converse(stack: Any, turns: int) -> tuple[str, list[float]]:
     order = CHAT_LONG.make_work_order("I'd like to pick a colour", CUSTOMER)
-    handle = await client_ops.start_run(stack.client, stack.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        stack.client, stack.settings.task_queue, order, issuer=stack.issuer
+    )
     await client_ops.wait_for(stack.client, handle.id, pending_approval=False)
     round_trips = []
     for turn in range(turns):

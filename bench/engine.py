@@ -100,7 +100,9 @@ async def _agentledger_samples(stack, runs: int) -> list[tuple[float, float]]:  
         for _ in range(runs + 1):
             order = _noop_pack.PACK.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
             sample = Sample(STEPS)
-            handle = await client_ops.start_run(stack.client, stack.settings.task_queue, order)
+            handle = await client_ops.start_run(
+                stack.client, stack.settings.task_queue, order, issuer=stack.issuer
+            )
             result = await handle.result()
             assert result.status == "completed", result
             # STEPS tool steps plus the closing proceed/answer steps: charge per tool step.

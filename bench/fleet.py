@@ -118,7 +118,11 @@ async def _start(stack: Stack, i: int, pack: str) -> str:
     principal = stack.principal("usr_73")
     order_id = fault_pack.crash_order(i % fault_pack.ORDERS)
     order = get_pack(pack).make_work_order(fault_pack.request_for(order_id), principal)
-    return (await client_ops.start_run(stack.client, stack.settings.task_queue, order)).id
+    return (
+        await client_ops.start_run(
+            stack.client, stack.settings.task_queue, order, issuer=stack.issuer
+        )
+    ).id
 
 
 def _parked(stack: Stack) -> int:

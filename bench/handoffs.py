@@ -32,7 +32,9 @@ async def until_approval(stack: Stack, pack: str) -> tuple[float, str]:
     assert principal is not None
     order = get_pack(pack).make_work_order(REQUEST, principal)
     began = time.perf_counter()
-    handle = await client_ops.start_run(stack.client, stack.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        stack.client, stack.settings.task_queue, order, issuer=stack.issuer
+    )
     state = await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
     elapsed = (time.perf_counter() - began) * 1000
     (approval_id,) = state.pending_approvals

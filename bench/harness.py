@@ -38,7 +38,9 @@ class Harness:
 
     async def start(self, request: str, user: str = "usr_73") -> str:
         work_order = get_pack("support").make_work_order(request, self.principal(user))
-        handle = await client_ops.start_run(self.client, self.settings.task_queue, work_order)
+        handle = await client_ops.start_run(
+            self.client, self.settings.task_queue, work_order, issuer=self.issuer
+        )
         return handle.id
 
     async def until_approval_or_end(self, run_id: str) -> WorkingState:

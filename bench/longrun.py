@@ -53,7 +53,9 @@ def step_times_ms(events: list[RunEvent]) -> list[float]:
 
 async def run_loop(stack: Any, pack: Pack) -> tuple[str, list[RunEvent]]:
     order = pack.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
-    handle = await client_ops.start_run(stack.client, stack.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        stack.client, stack.settings.task_queue, order, issuer=stack.issuer
+    )
     result = await handle.result()
     assert result.status == "completed", result
     return handle.id, stack.runtime.ledger.read(handle.id)

@@ -62,7 +62,13 @@ async def _park(stack: Stack, runs: int, already: int = 0) -> list[str]:
     ids = []
     for _ in range(runs):
         order = pack.make_work_order(REQUEST.format(order="ord_4821"), principal)
-        ids.append((await client_ops.start_run(stack.client, stack.settings.task_queue, order)).id)
+        ids.append(
+            (
+                await client_ops.start_run(
+                    stack.client, stack.settings.task_queue, order, issuer=stack.issuer
+                )
+            ).id
+        )
     # Counted in the ledger's approvals inbox: polling 500 queries would load the worker measured.
     deadline = time.monotonic() + 1800
     while len(stack.runtime.ledger.approvals(status="pending")) < already + runs:

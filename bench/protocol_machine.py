@@ -303,7 +303,11 @@ class Protocol(RuleBasedStateMachine):
         for _ in range(300):  # the server may be restarting; the id makes a resend harmless
             try:
                 await client_ops.start_run(
-                    self.world.client, self.world.site.task_queue, order, run_id=run_id
+                    self.world.client,
+                    self.world.site.task_queue,
+                    order,
+                    run_id=run_id,
+                    issuer=self.world.site.issuer,
                 )
                 break
             except WorkflowAlreadyStartedError:

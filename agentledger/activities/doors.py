@@ -30,6 +30,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
+from agentledger.domain.workorder import WorkOrder, work_order_digest
+
 _metadata = MetaData()
 
 schedule_journal = Table(
@@ -97,6 +99,26 @@ class ScheduleJournal:
             ScheduleChange(r.at, r.schedule_id, r.action, r.by, json.loads(r.definition))
             for r in rows
         ]
+
+
+WORK_ORDER_DIGEST = "work_order_digest"
+"""The key under which a schedule's ``created`` entry journals the digest of its work order."""
+
+
+def schedule_problem(history: list[ScheduleChange], work_order: WorkOrder) -> str | None:
+    """Why a firing with ``work_order`` is not one of the schedule whose ``history`` this is
+    (``None``: it is: made with exactly this work order and not deleted)."""
+    made = next((c for c in history if c.action == "created"), None)
+    if made is None:
+        return "the ledger's schedule journal holds no such schedule"
+    if history[-1].action == "deleted":
+        return "the schedule was deleted"
+    recorded = made.definition.get(WORK_ORDER_DIGEST)
+    if recorded is None:
+        return "it was made before firings were bound to their work order; make it again"
+    if recorded != work_order_digest(work_order):
+        return "the schedule was made with another work order"
+    return None
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,9 @@ class PrepareRunInput(_Message):
     work_order: WorkOrder
     handoff_origin: HandoffOrigin | None = None
     """Set for a child run: its profile is one of the pack's ``profiles``, narrowed to this."""
+    schedule_id: str | None = None
+    """Set for a schedule's firing: the schedule the ledger's journal must hold for exactly
+    this work order (its requester signed nothing at firing time; the schedule's maker did)."""
 
 
 class ActivityQueues(_Message):

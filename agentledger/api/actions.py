@@ -102,7 +102,13 @@ async def start_run(ctx: ApiContext, caller: Caller, pack_name: str, request: st
         raise not_found(f"pack {pack_name}") from None
     work_order = pack.make_work_order(request, caller.principal)
     try:
-        handle = await run_ops.start_run(ctx.client, ctx.task_queue, work_order)
+        handle = await run_ops.start_run(
+            ctx.client,
+            ctx.task_queue,
+            work_order,
+            issuer=ctx.signer,
+            on_behalf_of=caller.verified(),
+        )
     except Refused as exc:
         raise ApiProblem(422, "work-order-refused", str(exc)) from None
     except (ServerUnavailable, RPCError) as exc:  # Temporal down: the caller may retry

@@ -178,7 +178,7 @@ async def deliver(
     work_order = pack.make_work_order(order.request, principal)
     try:
         await client_ops.start_run(
-            ctx.client, ctx.task_queue, work_order, claim.run_id,
+            ctx.client, ctx.task_queue, work_order, claim.run_id, issuer=ctx.signer,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )  # fmt: skip
         duplicate = False

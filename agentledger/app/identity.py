@@ -34,7 +34,9 @@ from agentledger.domain.assertions import (
     approval_audience,
     reply_audience,
     reply_digest,
+    start_audience,
 )
+from agentledger.domain.workorder import WorkOrder, work_order_digest
 
 API_AUDIENCE = "agentledger-api"
 """The audience of tokens that authenticate a caller to ``agentledger serve``."""
@@ -136,6 +138,22 @@ class Issuer:
             "decision": "approve" if approve else "reject",
         }
         return self._sign(_on_behalf(claims, on_behalf_of), ttl)
+
+    def start_assertion(
+        self,
+        work_order: WorkOrder,
+        *,
+        run_id: str,
+        on_behalf_of: VerifiedCaller | None = None,
+    ) -> str:
+        """The work order's requester asks for exactly ``work_order`` to run as ``run_id``."""
+        claims: dict[str, Any] = {
+            "sub": work_order.principal.user_id,
+            "aud": start_audience(run_id),
+            "digest": work_order_digest(work_order),
+            "decision": "start",
+        }
+        return self._sign(_on_behalf(claims, on_behalf_of), ASSERTION_TTL)
 
     def reply_assertion(
         self,

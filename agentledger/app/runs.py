@@ -26,6 +26,7 @@ from agentledger.domain.events import EVENT_ADAPTER
 from agentledger.domain.fold import project
 from agentledger.domain.limits import work_order_problem
 from agentledger.domain.state import WorkingState
+from agentledger.domain.workorder import WorkOrder
 from agentledger.workflows import (
     AgentRunWorkflow,
     ApprovalDecision,
@@ -43,20 +44,24 @@ if TYPE_CHECKING:
 async def start_run(
     client: Client,
     task_queue: str,
-    work_order: Any,
+    work_order: WorkOrder,
     run_id: str | None = None,
     *,
+    issuer: Issuer,
+    on_behalf_of: VerifiedCaller | None = None,
     id_reuse_policy: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
 ) -> WorkflowHandle[Any, RunOutcome]:
-    """Start the run; ``id_reuse_policy=REJECT_DUPLICATE`` for an id that must start one run
+    """Start the run, signed by ``issuer`` as its requester's (``on_behalf_of``: the caller a
+    service verified); ``id_reuse_policy=REJECT_DUPLICATE`` for an id that must start one run
     ever (a webhook delivery's): a second start raises ``WorkflowAlreadyStartedError``."""
     run_id = run_id or f"run_{uuid.uuid4().hex[:12]}"
     problem = work_order_problem(work_order) or request_refusal(work_order)
     if problem is not None:  # the run would refuse (or fail) it too; say so before starting one
         raise Refused(f"work order refused: {problem}")
+    assertion = issuer.start_assertion(work_order, run_id=run_id, on_behalf_of=on_behalf_of)
     return await client.start_workflow(
         "AgentRun",  # by name: the workflow takes its input raw and decodes it itself
-        RunInput(run_id=run_id, work_order=work_order),
+        RunInput(run_id=run_id, work_order=work_order, requester_assertion=assertion),
         id=run_id,
         task_queue=task_queue,
         result_type=RunOutcome,

@@ -28,10 +28,10 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentledger.activities.doors import ScheduleJournal
+from agentledger.activities.doors import WORK_ORDER_DIGEST, ScheduleJournal
 from agentledger.activities.ledger import Ledger
 from agentledger.app.errors import ConfigError, NotFound, Refused
-from agentledger.domain.workorder import WorkOrder
+from agentledger.domain.workorder import WorkOrder, work_order_digest
 from agentledger.workflows import SCHEDULED_RUN, ScheduledRunInput
 
 Change = Literal["paused", "resumed", "deleted"]
@@ -137,10 +137,10 @@ async def add(
         ) from None
     except RPCError as exc:
         raise _named(exc, definition.name) from None
+    made = {**asdict(definition), WORK_ORDER_DIGEST: work_order_digest(work_order)}
     ScheduleJournal(ledger.engine).record(
-        sid, "created", definition.created_by, datetime.fromisoformat(definition.created_at),
-        asdict(definition),
-    )  # fmt: skip
+        sid, "created", definition.created_by, datetime.fromisoformat(definition.created_at), made
+    )
     return definition
 
 

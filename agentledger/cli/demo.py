@@ -44,7 +44,9 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
     async with runtime.worker(client):
         say("· worker running in-process on task queue " + settings.task_queue)
         work_order = with_model(pack.make_work_order(request, principal), args)
-        handle = await run_ops.start_run(client, settings.task_queue, work_order)
+        handle = await run_ops.start_run(
+            client, settings.task_queue, work_order, issuer=issuer_for(settings)
+        )
         say(f'· run {handle.id} started for {principal.user_id}: "{request}"')
         state = await run_ops.wait_for(client, handle.id, pending_approval=True)
         while state.pending_approvals:

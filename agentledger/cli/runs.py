@@ -96,7 +96,9 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
     if (problem := request_refusal(work_order)) is not None:  # before any server is reached
         raise Refused(f"work order refused: {problem}")
     client = await connect(settings)
-    handle = await run_ops.start_run(client, settings.task_queue, work_order)
+    handle = await run_ops.start_run(
+        client, settings.task_queue, work_order, issuer=issuer_for(settings)
+    )
     say(handle.id)
     await liveness.until_taken(client, handle.id)  # no live worker: said now, not after 120 s
     if not await until_recorded(runtime, handle.id):

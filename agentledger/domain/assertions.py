@@ -60,7 +60,7 @@ class AssertionClaims(Frozen):
     exp: int
     jti: str
     digest: str
-    decision: Literal["approve", "reject", "reply"]
+    decision: Literal["approve", "reject", "reply", "start"]
     obo_iss: str | None = None
     """When a service signed on behalf of a caller it verified: the caller token's issuer..."""
     obo_jti: str | None = None
@@ -90,6 +90,11 @@ def reply_audience(run_id: str) -> str:
     return f"agentledger:run:{run_id}:reply"
 
 
+def start_audience(run_id: str) -> str:
+    """The audience of an assertion that its subject asks for run ``run_id`` to start."""
+    return f"agentledger:run:{run_id}:start"
+
+
 def reply_digest(text: str) -> str:
     """What a reply's assertion binds: its exact text."""
     return sha256_hex(text)
@@ -100,7 +105,7 @@ class Expected(Frozen):
 
     audience: str
     digest: str
-    decision: Literal["approve", "reject", "reply"]
+    decision: Literal["approve", "reject", "reply", "start"]
     what: str
     """How refusals name what it is for: ``approval apr_7``, ``this run's replies``."""
     reply_to: int | None = None

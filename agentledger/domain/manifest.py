@@ -30,7 +30,7 @@ from agentledger.domain.model_profile import (
     ModelProfile as ModelProfile,  # re-exported: part of a manifest
 )
 from agentledger.domain.tools import Risk, Scope, ToolContract, ToolTerms
-from agentledger.domain.workorder import Budget
+from agentledger.domain.workorder import Budget, WorkGrant
 
 
 class Instruction(Frozen):
@@ -142,6 +142,11 @@ class ExecutionManifest(Frozen):
     """An answer's claims name the tool and resource of each receipt they report, and are
     checked against them (``domain.claims``); false only in manifests frozen before, whose runs
     keep the ids-only claims they were recorded with."""
+    work_order_grants: tuple[WorkGrant, ...] | None = None
+    """The grants this attempt's work order holds: planned by the worker from the request and
+    the requester, narrowed by any the work order was sent with (``domain.planning``). ``None``:
+    the pack plans none (the work order's own, if any, narrow the profile's), or a manifest
+    frozen before grants were planned by the worker, whose run took them as sent."""
 
     def canonical(self) -> dict[str, Any]:
         """The JSON the hash is over. Fields added since are left out while empty, so manifests
@@ -159,6 +164,8 @@ class ExecutionManifest(Frozen):
         exclude: dict[str, Any] = {name: True for name in optional if not getattr(self, name)}
         if self.compaction.window is None:
             exclude["compaction"] = {"window"}
+        if self.work_order_grants is None:  # () is a plan too: it authorises no tool
+            exclude["work_order_grants"] = True
         return self.model_dump(mode="json", exclude=exclude or None)
 
     @property
@@ -242,6 +249,7 @@ def resolve_manifest(
     mcp_pins: tuple[McpServerPin, ...] = (),
     trusted_keys: tuple[TrustedKey, ...] = (),
     handoff_origin: HandoffOrigin | None = None,
+    work_order_grants: tuple[WorkGrant, ...] | None = None,
 ) -> ExecutionManifest:
     """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests;
     each MCP server in the profile arrives as the pin discovery made of it; ``contracts`` are
@@ -285,4 +293,5 @@ def resolve_manifest(
         handoffs=profile.handoffs,
         handoff_origin=handoff_origin,
         bound_claims=True,
+        work_order_grants=work_order_grants,
     )

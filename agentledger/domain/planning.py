@@ -18,11 +18,12 @@ from __future__ import annotations
 from typing import Protocol
 
 from agentledger.domain._model import Frozen
+from agentledger.domain.canonical import canonical_json
 from agentledger.domain.manifest import AgentProfile
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import WorkGrant, WorkOrder
 
-__all__ = ["GrantPlanner", "PlanRefused", "PlanningInput", "plan_grants"]
+__all__ = ["GrantPlanner", "PlanRefused", "PlanningInput", "narrowing_problem", "plan_grants"]
 
 
 class PlanningInput(Frozen):
@@ -62,3 +63,32 @@ def plan_grants(order: WorkOrder, profile: AgentProfile, planner: GrantPlanner) 
     if len({g.tool for g in grants}) != len(grants):
         raise PlanRefused("the plan names a tool twice")
     return order.model_copy(update={"grants": tuple(sorted(grants, key=lambda g: g.tool))})
+
+
+def narrowing_problem(
+    sent: tuple[WorkGrant, ...] | None, planned: tuple[WorkGrant, ...]
+) -> str | None:
+    """Why the grants a work order was ``sent`` with are wider than those the worker
+    ``planned`` from its trusted fields (``None``: they are the plan or narrower). A starter may
+    drop a tool or an allowed value; it may not add a tool or unbound an argument."""
+    if sent is None:
+        return None
+    plan = {g.tool: g for g in planned}
+    for grant in sent:
+        limit = plan.get(grant.tool)
+        if limit is None:
+            return f"the work order grants {grant.tool}, which its plan does not"
+        own = {b.argument: set(map(_key, b.allowed)) for b in grant.bounds}
+        for bound in limit.bounds:
+            allowed = own.get(bound.argument)
+            if allowed is None or not allowed <= set(map(_key, bound.allowed)):
+                return (
+                    f"the work order lets {grant.tool} take {bound.argument} values its plan "
+                    "does not allow"
+                )
+    return None
+
+
+def _key(value: object) -> bytes:
+    """A hashable, type-exact stand-in for a JSON value (``1`` and ``True`` stay apart)."""
+    return canonical_json(value)

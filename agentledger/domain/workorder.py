@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from agentledger.domain._model import Frozen
+from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.principal import Principal
 
 
@@ -79,3 +80,8 @@ class WorkOrder(Frozen):
     grants: tuple[WorkGrant, ...] | None = None
     """What this work order authorises, within the manifest's grants. ``None``: the manifest's
     grants alone. Set by whoever issues the work order, never by a model or a tool result."""
+
+
+def work_order_digest(order: WorkOrder) -> str:
+    """What a run's manifest and its requester's signed start bind: the work order as sent."""
+    return sha256_hex(order.model_dump(mode="json"))

@@ -84,7 +84,9 @@ async def drive(
     stack: EvalStack, order: WorkOrder, run_id: str, *, approver: str, approve: bool
 ) -> None:
     """Start the run and see it to its end, deciding each approval it asks for."""
-    handle = await run_ops.start_run(stack.client, stack.queue, order, run_id=run_id)
+    handle = await run_ops.start_run(
+        stack.client, stack.queue, order, run_id=run_id, issuer=stack.issuer
+    )
     while True:
         state = await run_ops.wait_for(stack.client, run_id, pending_approval=True, timeout=600)
         if state.status in ("completed", "failed") or state.awaiting is not None:

@@ -40,6 +40,8 @@ SINGLE_USE_ASSERTIONS = "assertions-single-use"
 ISSUERS_BOUND_TO_TENANTS = "issuers-bound-to-tenants"
 BOUNDS_WITH_DEFAULTS = "bounds-with-defaults"
 UNGUESSABLE_CHILD_IDS = "unguessable-child-ids"
+SIGNED_REQUESTER = "signed-requester"
+PLANNED_GRANTS = "planned-grants"
 
 _OLD_RUNS = "no run recorded before it is open or in retention"
 
@@ -135,6 +137,18 @@ PATCHES: tuple[Patch, ...] = (
         "a child run's id ends in a random suffix from the parent's deterministic randomness",
         (),
         "a handoff history carrying its marker is recorded; handoff_v1.json retired",
+    ),
+    Patch(
+        SIGNED_REQUESTER,
+        "a new run starts only with its requester's signed assertion for its work order",
+        ("refund_approved_v12.json",),
+        _OLD_RUNS,
+    ),
+    Patch(
+        PLANNED_GRANTS,
+        "a run's grants are those the worker planned, narrowed by the work order's own",
+        ("refund_approved_v12.json",),
+        _OLD_RUNS,
     ),
 )
 

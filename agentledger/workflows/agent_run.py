@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from agentledger.activities.surface import MemorySteps, RunSteps
     from agentledger.domain import events as ev
+    from agentledger.domain.approvals import ApprovalRefusal
     from agentledger.domain.claims import delivered_text
     from agentledger.domain.compaction import can_compact, carried_size_problem, compact
     from agentledger.domain.decisions import Answer, AskUser, CallTool, Delegate
@@ -35,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from agentledger.domain.memory import outcome_proposal
     from agentledger.domain.model_calls import ModelStepResult
-    from agentledger.domain.run_loop import narrowed_budget, next_step
+    from agentledger.domain.run_loop import next_step
     from agentledger.domain.state import WorkingState
     from agentledger.domain.steps import (
         after_model_step,
@@ -69,6 +70,7 @@ from agentledger.workflows._core import (
 from agentledger.workflows._effects import ToolCalls
 from agentledger.workflows._governance import Gate
 from agentledger.workflows._handoffs import Handoffs
+from agentledger.workflows._start import started_work_order
 from agentledger.workflows._tracing import (
     MANIFEST_HASH,
     OUTCOME,
@@ -215,15 +217,12 @@ class AgentRunWorkflow:
             traced.set_attributes({MANIFEST_HASH: manifest.hash, OUTCOME: "prepared"})
         run = self._run
         run.pin_manifest(manifest, params.work_order.pack)
-        work_order = params.work_order
-        if workflow.patched(patches.BUDGET_CEILING):
-            # The frozen profile's budgets are the ceiling; a work order may only narrow them.
-            budget = narrowed_budget(work_order.budget, manifest.budgets)
-            work_order = work_order.model_copy(update={"budget": budget})
+        started = await started_work_order(params, manifest)
+        if isinstance(started, ApprovalRefusal):  # the requester's signature does not hold
+            self._refuse(params.work_order, started.reason_code, started.detail)
+            return
         run.record(
-            ev.RunStarted(
-                **run.stamp(), work_order=work_order, policy_version=manifest.policy_version
-            )
+            ev.RunStarted(**run.stamp(), work_order=started, policy_version=manifest.policy_version)
         )
 
     async def _resume(self, params: RunInput) -> None:

@@ -82,6 +82,12 @@ class RunInput(BaseModel):
     deployment's (``AGENTLEDGER_MODEL_QUEUE``/``_TOOL_QUEUE`` of the workflow's workers)."""
     handoff: HandoffOrigin | None = None
     """Set on a child run started by a parent's delegation (``workflows._handoffs``)."""
+    requester_assertion: str = ""
+    """A compact JWS by a trusted issuer that the work order's requester asks for exactly this
+    work order to run under this run id (``domain.assertions``); required of every new run but
+    a delegated child (its parent's ledger vouches) and a schedule's firing (its journal does)."""
+    schedule_id: str | None = None
+    """Set by ``ScheduledRun``: the schedule this firing is of (``prepare_run`` checks it)."""
 
 
 class RunOutcome(BaseModel):

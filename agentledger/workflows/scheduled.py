@@ -10,7 +10,9 @@ cancelled, if this workflow is closed: the run is its own.
 
 The requester is not checked here: the run checks it in ``prepare_run`` like any other start,
 and a requester who has left the directory gets a recorded refused start
-(``run_started`` then ``run_failed``, ``preparation_failed``).
+(``run_started`` then ``run_failed``, ``preparation_failed``). Nobody signs at firing time: the
+run names its schedule, and ``prepare_run`` prepares it only if the ledger's schedule journal
+holds that schedule, not deleted, made with exactly this work order.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class ScheduledRunWorkflow:
         run_id = scheduled_run_id(workflow.info().workflow_id)
         outcome: RunOutcome = await workflow.execute_child_workflow(
             "AgentRun",  # by name, as every starter does: the run decodes its own input
-            RunInput(run_id=run_id, work_order=params.work_order),
+            RunInput(run_id=run_id, work_order=params.work_order, schedule_id=params.schedule_id),
             id=run_id,
             result_type=RunOutcome,
             parent_close_policy=ParentClosePolicy.ABANDON,

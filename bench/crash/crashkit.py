@@ -140,7 +140,11 @@ async def start_run(client: Client, site: CrashSite, principal: Principal, order
     run_id = f"run_crash_{order_id}_{os.urandom(3).hex()}"
     await client.start_workflow(
         AgentRunWorkflow.run,
-        RunInput(run_id=run_id, work_order=work_order),
+        RunInput(
+            run_id=run_id,
+            work_order=work_order,
+            requester_assertion=site.issuer.start_assertion(work_order, run_id=run_id),
+        ),
         id=run_id,
         task_queue=site.task_queue,
     )

@@ -59,7 +59,9 @@ async def drive(
 
 
 async def _run(client: Client, task_queue: str, spec: RunSpec, issuer: Issuer) -> WorkingState:
-    handle = await client_ops.start_run(client, task_queue, spec.work_order, run_id=spec.run_id)
+    handle = await client_ops.start_run(
+        client, task_queue, spec.work_order, run_id=spec.run_id, issuer=issuer
+    )
     for _ in range(_MAX_LOOKS):
         try:
             state = await _step(client, handle.id, spec, issuer)

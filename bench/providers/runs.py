@@ -84,7 +84,9 @@ async def run_to_end(
     work_order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
     if budget is not None:
         work_order = work_order.model_copy(update={"budget": budget})
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, work_order, issuer=harness.issuer
+    )
     while True:
         state = await client_ops.wait_for(
             harness.client, handle.id, pending_approval=True, timeout=timeout
@@ -122,5 +124,7 @@ async def run_choosing(harness: Harness, choice: ModelOverride) -> list[RunEvent
     """The refund request, asking for ``choice`` as its model; the log once it has ended."""
     work_order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
     work_order = work_order.model_copy(update={"model_override": choice})
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, work_order, issuer=harness.issuer
+    )
     return await harness.finish(handle.id)

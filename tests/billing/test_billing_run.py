@@ -23,7 +23,7 @@ pytestmark = pytest.mark.temporal
 
 async def start(h: Harness, request: str, user: str) -> str:
     order = PACK.make_work_order(request, h.principal(user))
-    handle = await client_ops.start_run(h.client, h.settings.task_queue, order)
+    handle = await client_ops.start_run(h.client, h.settings.task_queue, order, issuer=h.issuer)
     return handle.id
 
 

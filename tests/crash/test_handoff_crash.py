@@ -41,10 +41,12 @@ async def test_a_worker_killed_inside_the_childs_read_resumes_without_double_eff
 ) -> None:
     site = handoff_faults.HandoffSite(**dataclasses.asdict(crash_site))
     run_id = f"run_handoff_crash_{os.urandom(3).hex()}"
+    order = handoff_faults.make_work_order(REQUEST, customer)
+    signed = site.issuer.start_assertion(order, run_id=run_id)
     async with WorkerProcess(site, point="get_customer") as worker:
         await client.start_workflow(
             AgentRunWorkflow.run,
-            RunInput(run_id=run_id, work_order=handoff_faults.make_work_order(REQUEST, customer)),
+            RunInput(run_id=run_id, work_order=order, requester_assertion=signed),
             id=run_id,
             task_queue=site.task_queue,
         )

@@ -63,7 +63,9 @@ async def test_a_reply_refused_while_the_model_worker_is_down_leaves_no_gap(
         for worker in workers.values():
             await running.enter_async_context(worker)
         order = get_pack("chat").make_work_order("I'd like to pick a colour", CUSTOMER)
-        handle = await client_ops.start_run(base.client, settings.task_queue, order)
+        handle = await client_ops.start_run(
+            base.client, settings.task_queue, order, issuer=base.issuer
+        )
         await _model_call_waiting(handle)
 
         with pytest.raises(Refused):  # recorded, and flushed by the workflow's worker

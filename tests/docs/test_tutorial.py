@@ -73,7 +73,9 @@ async def extended_gc_1001(tutorial: ModuleType, harness: Harness) -> tuple[str,
     the run's id and its state once it answers."""
     pack, customer, clerk = tutorial.PACK, tutorial.CUSTOMER, tutorial.CLERK
     order = pack.make_work_order("My gift card stopped working", customer)
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+    )
     asked = await client_ops.wait_for(harness.client, handle.id, pending_approval=True)
     assert asked.awaiting is not None and asked.conversation[-1].text == tutorial.QUESTION
 

@@ -55,7 +55,9 @@ async def test_a_bearer_token_run_leaves_the_token_nowhere(
         order = get_pack("mcp_tokened").make_work_order(
             mcp.script({"tool": "tokened__whoami", "arguments": {}}), READER
         )
-        handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+        handle = await client_ops.start_run(
+            harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+        )
         events = await harness.finish(handle.id)
         history = (await handle.fetch_history()).to_json()
     finally:

@@ -27,7 +27,9 @@ async def test_waiting_on_a_run_whose_model_is_unreachable_names_the_failure(
     ) as harness:
         order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
         order = order.model_copy(update={"model_override": ModelOverride(provider="down")})
-        handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+        handle = await client_ops.start_run(
+            harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+        )
         # Named while the run retries, long before wait_for's own 120 s TimeoutError.
         with pytest.raises(RunStuck, match="model_step has failed") as stuck:
             await client_ops.wait_for(harness.client, handle.id, pending_approval=True)

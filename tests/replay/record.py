@@ -42,7 +42,11 @@ async def _record(
         assert principal is not None
         order = get_pack(pack).make_work_order(REQUEST, principal)
         handle = await client_ops.start_run(
-            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
+            stack.client,
+            stack.settings.task_queue,
+            order,
+            run_id=f"replay-{name}",
+            issuer=stack.issuer,
         )
         state = await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
         for approval_id in state.pending_approvals:
@@ -106,7 +110,11 @@ async def _record_continue_as_new(name: str, pack: str = "CONTINUING_PACK") -> N
         loop = getattr(_noop_pack, pack)
         order = loop.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
         handle = await client_ops.start_run(
-            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
+            stack.client,
+            stack.settings.task_queue,
+            order,
+            run_id=f"replay-{name}",
+            issuer=stack.issuer,
         )
         await handle.result()
         runs = [e async for e in stack.client.list_workflows(f'WorkflowId = "{handle.id}"')]
@@ -125,7 +133,11 @@ async def _record_conversation(name: str) -> None:
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):
         order = CHAT.make_work_order("I'd like to pick a colour", CUSTOMER)
         handle = await client_ops.start_run(
-            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
+            stack.client,
+            stack.settings.task_queue,
+            order,
+            run_id=f"replay-{name}",
+            issuer=stack.issuer,
         )
         for text in ("red, please", "actually blue"):
             state = await client_ops.wait_for(stack.client, handle.id, pending_approval=False)
@@ -154,7 +166,11 @@ async def _record_single_use(name: str) -> None:
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):
         order = CHAT.make_work_order("I'd like to pick a colour", CUSTOMER)
         handle = await client_ops.start_run(
-            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}"
+            stack.client,
+            stack.settings.task_queue,
+            order,
+            run_id=f"replay-{name}",
+            issuer=stack.issuer,
         )
         await client_ops.wait_for(stack.client, handle.id, pending_approval=False)
         await client_ops.reply(

@@ -130,7 +130,9 @@ async def test_any_model_output_ends_the_run(
     SCRIPTS[f"ord_{order}"] = output
     request = f"Can I get a refund for order ord_{order}? It arrived late."
     work_order = HOSTILE.make_work_order(request, harness.principal("usr_73"))
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, work_order, issuer=harness.issuer
+    )
     result = await _ended(harness.client, handle.id)
     events = harness.runtime.ledger.read(handle.id)
     assert result["status"] in ("completed", "failed")
@@ -162,7 +164,9 @@ async def test_a_decision_carrying_an_integer_beyond_64_bits_is_rejected_and_rec
     SCRIPTS[f"ord_{order}"] = output
     request = f"Can I get a refund for order ord_{order}? It arrived late."
     work_order = HOSTILE.make_work_order(request, harness.principal("usr_73"))
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, work_order, issuer=harness.issuer
+    )
     await _ended(harness.client, handle.id)
     events = harness.runtime.ledger.read(handle.id)
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
@@ -189,7 +193,9 @@ async def test_model_output_that_cannot_be_serialised_is_a_recorded_rejection_no
     SCRIPTS[order] = output
     request = f"Can I get a refund for order {order}? It arrived late."
     work_order = HOSTILE.make_work_order(request, harness.principal("usr_73"))
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, work_order, issuer=harness.issuer
+    )
     await _ended(harness.client, handle.id)
     events = harness.runtime.ledger.read(handle.id)
     rejected = [e for e in events if isinstance(e, DecisionRejected)]
@@ -237,7 +243,9 @@ async def test_an_oversized_or_deep_work_order_is_refused_and_recorded(
 ) -> None:
     order = spoil(get_pack("support").make_work_order(REQUEST, harness.principal("usr_73")))
     with pytest.raises(Refused, match=reason):
-        await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+        await client_ops.start_run(
+            harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+        )
 
     await _raw_start(harness, order, "run_spoiled")
     result = await _ended(harness.client, "run_spoiled")

@@ -78,7 +78,9 @@ async def test_a_claim_about_another_order_is_refused_recorded_and_never_deliver
     harness: Harness,
 ) -> None:
     order = get_pack(NAME).make_work_order(REQUEST, harness.principal("usr_73"))
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+    )
     await approve_pending(harness, handle.id)
     events = await harness.finish(handle.id)
 

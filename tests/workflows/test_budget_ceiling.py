@@ -33,7 +33,9 @@ async def test_a_work_order_cannot_buy_more_steps_than_the_profile_allows(
     greedy = order.model_copy(
         update={"budget": Budget(steps=300, tool_calls=300, tokens=10**9, wall_seconds=10**9)}
     )
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, greedy)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, greedy, issuer=harness.issuer
+    )
     await harness.until_approval_or_end(handle.id)
     state = await client_ops.live_state(harness.client, handle.id)
     assert state.budget == SUPPORT_PROFILE.budgets

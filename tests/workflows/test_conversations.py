@@ -24,7 +24,9 @@ pytestmark = pytest.mark.temporal
 
 async def _start(harness: Harness, request: str, pack: str = "chat") -> str:
     work_order = get_pack(pack).make_work_order(request, CUSTOMER)
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, work_order, issuer=harness.issuer
+    )
     return handle.id
 
 

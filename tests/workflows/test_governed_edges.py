@@ -43,7 +43,7 @@ def work_order(h: Harness, pack: str = "support", **changes: object) -> WorkOrde
 
 
 async def run(h: Harness, order: WorkOrder) -> str:
-    handle = await client_ops.start_run(h.client, h.settings.task_queue, order)
+    handle = await client_ops.start_run(h.client, h.settings.task_queue, order, issuer=h.issuer)
     return handle.id
 
 

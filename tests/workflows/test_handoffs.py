@@ -40,7 +40,7 @@ async def _start(
     h: Harness, pack: str = "support_reviewed", request: str = REQUEST, user: str = "usr_73"
 ) -> str:
     order = get_pack(pack).make_work_order(request, h.principal(user))
-    handle = await client_ops.start_run(h.client, h.settings.task_queue, order)
+    handle = await client_ops.start_run(h.client, h.settings.task_queue, order, issuer=h.issuer)
     return handle.id
 
 
@@ -266,7 +266,9 @@ async def test_a_workflow_squatting_on_the_childs_old_id_cannot_block_the_delega
         "NoSuchWorkflow", id=f"{run_id}/handoff/1", task_queue=f"nobody-{run_id}"
     )
     order = get_pack("support_reviewed").make_work_order(REQUEST, harness.principal("usr_73"))
-    await client_ops.start_run(harness.client, harness.settings.task_queue, order, run_id=run_id)
+    await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, run_id=run_id, issuer=harness.issuer
+    )
     await approve_pending(harness, run_id)
     events = await harness.finish(run_id)
     await squatter.terminate("test over")

@@ -192,7 +192,9 @@ async def test_a_run_for_a_requester_the_directory_does_not_vouch_for_is_refused
     harness: Harness, claim: Callable[[Principal], Principal], problem: str
 ) -> None:
     work_order = get_pack("support").make_work_order(REQUEST, claim(harness.principal("usr_73")))
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, work_order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, work_order, issuer=harness.issuer
+    )
     events = await harness.finish(handle.id)
     assert [e.kind for e in events] == ["run_started", "run_failed"]
     failed = events[-1]

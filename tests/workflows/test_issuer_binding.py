@@ -138,7 +138,9 @@ async def test_the_bare_temporal_binary_cannot_approve_for_another_tenants_issue
 
 async def test_another_tenants_issuer_cannot_reply_as_a_customer(bound: Harness) -> None:
     order = get_pack("chat").make_work_order("I'd like to pick a colour", CUSTOMER)
-    handle = await client_ops.start_run(bound.client, bound.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        bound.client, bound.settings.task_queue, order, issuer=bound.issuer
+    )
     state = await client_ops.wait_for(bound.client, handle.id, pending_approval=False)
     assert state.awaiting is not None
     caller = VerifiedCaller(subject=CUSTOMER.user_id, issuer=GLOBEX_IDP, token_id="tok-globex")

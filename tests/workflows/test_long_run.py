@@ -38,7 +38,7 @@ async def run_loop(harness: Harness, pack: Pack, run_id: str) -> tuple[str, list
     """Run a bench loop pack to its end: its status and its ledger, checked to be contiguous."""
     order = pack.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
     handle = await client_ops.start_run(
-        harness.client, harness.settings.task_queue, order, run_id=run_id
+        harness.client, harness.settings.task_queue, order, run_id=run_id, issuer=harness.issuer
     )
     result = await handle.result()
     events = harness.runtime.ledger.read(run_id)

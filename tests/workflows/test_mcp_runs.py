@@ -42,7 +42,9 @@ def _server_installed() -> None:
 
 async def start(harness: Harness, request: str, principal: Any = mcp.OPERATOR) -> str:
     order = get_pack(mcp.NAME).make_work_order(request, principal)
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+    )
     return handle.id
 
 
@@ -86,7 +88,9 @@ async def test_over_streamable_http_a_read_runs_and_a_write_waits_for_a_human(
 ) -> None:
     request = mcp.script(mcp.call("get-sum", a=2, b=3), mcp.call("toggle-simulated-logging"))
     order = get_pack(http_pack).make_work_order(request, mcp.OPERATOR)
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+    )
     state = await harness.until_approval_or_end(handle.id)
     [approval_id] = state.pending_approvals
     await harness.decide(handle.id, approval_id, mcp.APPROVER.user_id)
@@ -109,7 +113,9 @@ async def test_a_server_that_is_not_the_pinned_one_ends_the_run_before_it_starts
     harness: Harness,
 ) -> None:
     order = MISPINNED.make_work_order(mcp.script(mcp.call("echo", message="hi")), mcp.READER)
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+    )
     events = await harness.finish(handle.id)
 
     assert [e.kind for e in events] == ["run_started", "run_failed"]
@@ -235,7 +241,7 @@ async def test_a_worker_killed_during_a_long_mcp_read_is_replaced_and_the_call_c
     queue = f"{harness.settings.task_queue}-sub"
     sub = replace(harness.settings, task_queue=queue)
     order = get_pack(mcp.NAME).make_work_order(mcp.script(long_op), mcp.READER)
-    handle = await client_ops.start_run(harness.client, queue, order)
+    handle = await client_ops.start_run(harness.client, queue, order, issuer=harness.issuer)
     first = _worker(sub, tmp_path / "worker.log")
     try:
         await _until(lambda: _authorised(harness, handle.id), "the long call to start")

@@ -65,7 +65,11 @@ async def test_a_running_worker_fails_a_run_of_a_pack_installed_since_saying_to_
     # process's registry is the worker's, read before it.
     await harness.client.start_workflow(
         AgentRunWorkflow.run,
-        RunInput(run_id="run_late", work_order=late_order),
+        RunInput(
+            run_id="run_late",
+            work_order=late_order,
+            requester_assertion=harness.issuer.start_assertion(late_order, run_id="run_late"),
+        ),
         id="run_late",
         task_queue=harness.settings.task_queue,
     )

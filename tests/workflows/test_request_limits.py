@@ -40,7 +40,9 @@ async def test_a_request_no_step_can_hold_is_refused_before_the_run_starts(
 ) -> None:
     order = get_pack("support").make_work_order("x " * 10_000, harness.principal("usr_73"))
     with pytest.raises(Refused, match=r"too long for pack support: \d+ tokens .* at most 1000"):
-        await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+        await client_ops.start_run(
+            harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+        )
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -64,4 +66,6 @@ async def test_an_empty_request_is_refused_before_the_run_starts(
 ) -> None:
     order = get_pack("support").make_work_order(request_text, harness.principal("usr_73"))
     with pytest.raises(Refused, match="the request is empty"):
-        await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+        await client_ops.start_run(
+            harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+        )

@@ -201,7 +201,9 @@ async def test_a_reply_is_taken_only_as_its_signed_sender_with_its_signed_text(
     from agentledger.workflows import Reply
 
     order = get_pack("chat").make_work_order("I'd like to pick a colour", CUSTOMER)
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+    )
     state = await client_ops.wait_for(harness.client, handle.id, pending_approval=False)
     assert state.awaiting is not None
     signed_red = harness.issuer.reply_assertion(CUSTOMER.user_id, run_id=handle.id, text="red")

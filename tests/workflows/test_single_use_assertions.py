@@ -31,7 +31,9 @@ async def _chatting(harness: Harness, pack: str = "chat") -> tuple[str, str]:
     """A run that asked its question, was answered "red" (signed), and now waits for a
     follow-up: its id and the id of its first execution."""
     order = get_pack(pack).make_work_order("I'd like to pick a colour", CUSTOMER)
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+    )
     await client_ops.wait_for(harness.client, handle.id, pending_approval=False)
     await client_ops.reply(
         harness.client, handle.id, CUSTOMER.user_id, "red", issuer=harness.issuer

@@ -52,7 +52,14 @@ async def test_queues_a_starter_names_are_not_where_calls_go(harness: Harness) -
     order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
     named = ActivityQueues(model="mallory-models", tool="mallory-tools")
     handle = await _start_raw(
-        harness, run_id, RunInput(run_id=run_id, work_order=order, queues=named)
+        harness,
+        run_id,
+        RunInput(
+            run_id=run_id,
+            work_order=order,
+            queues=named,
+            requester_assertion=harness.issuer.start_assertion(order, run_id=run_id),
+        ),
     )
     await approve_pending(harness, run_id)
     await handle.result()
@@ -182,7 +189,9 @@ async def test_a_run_borrowing_a_delegated_childs_id_for_its_input_is_refused(
     handoff_packs.register()
     order = get_pack("support_reviewed").make_work_order(REQUEST, harness.principal("usr_73"))
     parent_run_id = (
-        await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+        await client_ops.start_run(
+            harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+        )
     ).id
     requested = await _delegated(harness, parent_run_id)
     copied = child_work_order(order, FRAUD_CHECK, requested.input, requested.budget)

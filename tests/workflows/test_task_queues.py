@@ -49,7 +49,9 @@ async def test_model_and_tool_calls_run_on_their_own_queues_and_the_refund_is_pa
         for worker in workers:
             await running.enter_async_context(worker)
         order = get_pack("support").make_work_order(REQUEST, stack.principal("usr_73"))
-        handle = await client_ops.start_run(stack.client, settings.task_queue, order)
+        handle = await client_ops.start_run(
+            stack.client, settings.task_queue, order, issuer=stack.issuer
+        )
         state = await stack.until_approval_or_end(handle.id)
         (approval_id,) = state.pending_approvals
         await stack.decide(handle.id, approval_id, "ops_lead_1")

@@ -35,7 +35,9 @@ async def test_the_history_and_the_ledger_project_the_same_finished_run(
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_a_run_no_worker_ever_picked_up_does_not_match(harness: Harness) -> None:
     order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
-    handle = await client_ops.start_run(harness.client, "a-queue-nobody-polls", order)
+    handle = await client_ops.start_run(
+        harness.client, "a-queue-nobody-polls", order, issuer=harness.issuer
+    )
     verdict = await verify_command.verify(harness.settings, argparse.Namespace(run_id=handle.id))
     with pytest.raises(ServerUnavailable, match="no worker is polling task queue a-queue-nobody"):
         await client_ops.live_state(harness.client, handle.id)

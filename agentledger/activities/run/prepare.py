@@ -7,24 +7,27 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentledger.activities.directory import check_requester
+from agentledger.activities.doors import ScheduleJournal, schedule_problem
 from agentledger.activities.messages import ActivityQueues, PrepareRunInput, ResumeInput
 from agentledger.activities.models import chosen_model
 from agentledger.activities.ports import Pack
 from agentledger.activities.run._base import RunBase
-from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.errors import ManifestError
 from agentledger.domain.events import HandoffRequested, RunStarted
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.handoffs import HandoffOrigin, origin_problem
 from agentledger.domain.manifest import AgentProfile, ExecutionManifest, resolve_manifest
 from agentledger.domain.mcp import McpServerPin
-from agentledger.domain.workorder import WorkOrder
+from agentledger.domain.planning import PlanRefused, narrowing_problem
+from agentledger.domain.workorder import WorkGrant, WorkOrder, work_order_digest
 
 
 class Preparing(RunBase):
     @activity.defn(name="prepare_run")
     def prepare_run(self, params: PrepareRunInput) -> ExecutionManifest:
         check_requester(self._ledger, params.work_order.principal)
+        if params.schedule_id is not None:
+            self._check_schedule(params.schedule_id, params.work_order)
         pack = self._pack(params.work_order.pack)
         profile, override = self._profile(pack, params), params.work_order.model_override
         if override is not None:
@@ -74,13 +77,45 @@ class Preparing(RunBase):
                 non_retryable=True,
             )
 
+    def _check_schedule(self, schedule_id: str, work_order: WorkOrder) -> None:
+        """A firing is prepared only for a live schedule made with exactly this work order."""
+        problem = schedule_problem(
+            ScheduleJournal(self._ledger.engine).history(schedule_id), work_order
+        )
+        if problem is not None:
+            raise ApplicationError(
+                f"not a firing of schedule {schedule_id[:200]}: {problem}",
+                type="schedule_unknown",
+                non_retryable=True,
+            )
+
+    def _planned(self, pack: Pack, params: PrepareRunInput) -> tuple[WorkGrant, ...] | None:
+        """The grants the pack plans from the work order's request and requester, narrowed
+        by those it was sent with; ``None`` for a child run (its handoff's authority bounds
+        it) and for a pack that plans none."""
+        sent = params.work_order
+        if params.handoff_origin is not None:
+            return None
+        try:
+            planned = pack.make_work_order(sent.request_text, sent.principal).grants
+        except PlanRefused as exc:
+            raise ApplicationError(str(exc), type="plan_refused", non_retryable=True) from None
+        if planned is None:
+            return None
+        problem = narrowing_problem(sent.grants, planned)
+        if problem is not None:
+            raise ApplicationError(
+                f"grants refused: {problem}", type="grants_wider_than_planned", non_retryable=True
+            )
+        return planned if sent.grants is None else sent.grants
+
     def _resolved(
         self, pack: Pack, profile: AgentProfile, params: PrepareRunInput
     ) -> ExecutionManifest:
         return resolve_manifest(
             profile,
             attempt_id=f"{params.run_id}/{activity.info().workflow_run_id}",
-            work_order_digest=sha256_hex(params.work_order.model_dump(mode="json")),
+            work_order_digest=work_order_digest(params.work_order),
             memory_snapshot="none",
             policy_version=pack.policy_version(self._ledger.engine),
             contracts=pack.contracts,
@@ -90,6 +125,7 @@ class Preparing(RunBase):
             # Decisions must be signed with one of these; a later key rotation moves no run.
             trusted_keys=self._trusted_keys,
             handoff_origin=params.handoff_origin,
+            work_order_grants=self._planned(pack, params),
         )
 
     @activity.defn(name="activity_queues")
