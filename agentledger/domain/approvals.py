@@ -13,7 +13,8 @@ from agentledger.domain.principal import Principal, canonical_user_id, tenant_co
 from agentledger.domain.state import PendingApproval, WorkingState
 
 MAX_RECORDED_REFUSALS = 10
-"""Refused attempts recorded per approval and run execution. Past it a refusal is still answered
+"""Refused attempts recorded per approval and run execution (signed ones: a decision no pinned
+key signed is refused unrecorded in the update's validator). Past it a refusal is still answered
 but no longer recorded: each recorded attempt is an accepted Temporal update, a run's updates are
 capped (2,000 per execution), and unbounded recording would let anyone starve the real approver."""
 

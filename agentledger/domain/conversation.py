@@ -1,6 +1,7 @@
 """Who may write to a waiting run, and what a reply may be: pure rules the workflow applies in
 its reply update (refusals are recorded, up to ``MAX_RECORDED_REPLY_REFUSALS``, then refused in
-the update's validator so forged messages never fill history)."""
+the update's validator so forged messages never fill history; a reply no pinned key signed is
+always refused in the validator, unrecorded)."""
 
 from __future__ import annotations
 

@@ -5,9 +5,10 @@ answers a tool server's elicitation must carry content that fits the server's re
 Bound to who approves: a decision carries an assertion signed with a key the run's manifest
 pinned (``domain.assertions``), naming its subject, this approval, the digest and the decision;
 the directory lists who may decide when the approval is requested, and says again (roles,
-tenant) when they decide. Anyone else is refused in the update's validator, so no amount of
-forged attempts reaches history or uses up the run's update allowance; the first few refusals
-of each approval are recorded for audit.
+tenant) when they decide. A decision no pinned key signed is refused in the update's
+validator, unrecorded (``refuse_unsigned``); of the signed ones refused, the first few of each
+approval are recorded for audit and the rest refused in the validator too, so no amount of
+forged attempts reaches history or uses up the run's update allowance.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.state import ApprovalOutcome
     from agentledger.workflows.messages import ApprovalDecision, ApprovalResult
 
-from agentledger.workflows._assertions import check_assertion
+from agentledger.workflows._assertions import check_assertion, refuse_unsigned
 from agentledger.workflows._core import RETRY, Run
 from agentledger.workflows._directory import (
     DIRECTORY_TIMEOUT,
@@ -268,13 +269,17 @@ class ApprovalDesk:
 
     def check_known(self, decision: ApprovalDecision) -> None:
         # Runs in the update's validator: what it refuses never reaches history, and counts
-        # toward no limit. Unknown ids are always refused here; once an approval's refusals are
-        # no longer recorded, every attempt the workflow can refuse without the directory is too.
+        # toward no limit. Unknown ids and unsigned decisions are always refused here (a claimed
+        # principal is refused by the handler, as it always was); once an approval's refusals
+        # are no longer recorded, every attempt the workflow can refuse without the directory is.
         if (
             decision.approval_id not in self._run.state.pending_approvals
             and decision.approval_id not in self._run.state.approvals
         ):
             raise ValueError(f"no approval {decision.approval_id} in run {self._run.state.run_id}")
+        manifest = self._run.manifest_or_none
+        if decision.approver is None and manifest is not None:
+            refuse_unsigned("decide_approval", decision.assertion, manifest.trusted_keys)
         if self._refusals_recorded.get(decision.approval_id, 0) < MAX_RECORDED_REFUSALS:
             return
         if decision.approval_id not in self._run.state.pending_approvals:

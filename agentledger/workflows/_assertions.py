@@ -3,6 +3,12 @@
 Pure and deterministic (a signature check reads nothing but its inputs), so it runs in the
 update's validator and in its handler alike; what the claims say is the domain's to judge
 (``domain.assertions``), against the run's own clock.
+
+An update that no pinned key signed (no assertion, not a JWS, an unknown key, a signature that
+does not verify) is something anyone who reaches the frontend can send without limit: the
+validators refuse it before it is accepted (``refuse_unsigned``), so it never takes a handler,
+never waits on an activity while holding one of the execution's in-flight update slots, and
+leaves nothing in history. Operators see such floods on a counter and a warning.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from collections.abc import Collection
 from datetime import datetime
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     # Shared with the worker: compiled code, deterministic, no state a run could change.
@@ -39,6 +46,10 @@ MAX_ASSERTION_CHARS = 4096
 
 _JWS = jwt.PyJWS(algorithms=[ALGORITHM])
 
+UNSIGNED_REFUSED = "agentledger_unsigned_updates_refused"
+"""The workflow metric counting updates refused in a validator for want of a pinned key's
+signature, by ``update`` and ``reason`` (exported as ``..._total`` with the SDK's metrics)."""
+
 
 def check_assertion(
     token: str,
@@ -51,10 +62,6 @@ def check_assertion(
 ) -> VerifiedAssertion | ApprovalRefusal:
     """Who ``token`` proves said what is ``expected`` now, or why it proves nothing (``spent``:
     the token ids the run already accepted; one of them again is ``assertion_replayed``)."""
-    if not token:
-        return refused("missing", "this run takes only what a trusted issuer signed")
-    if len(token) > MAX_ASSERTION_CHARS:
-        return refused("malformed", f"an assertion is at most {MAX_ASSERTION_CHARS} characters")
     signed = _signed_payload(token, keys)
     if isinstance(signed, ApprovalRefusal):
         return signed
@@ -68,10 +75,36 @@ def check_assertion(
     return refusal or verified(claims, key)
 
 
+def unsigned_refusal(token: str, keys: tuple[TrustedKey, ...]) -> ApprovalRefusal | None:
+    """Why no key of ``keys`` signed ``token`` (anyone could have sent it), or ``None`` when
+    one did: what its claims say is judged with the rest of the decision or reply."""
+    signed = _signed_payload(token, keys)
+    return signed if isinstance(signed, ApprovalRefusal) else None
+
+
+def refuse_unsigned(update: str, token: str, keys: tuple[TrustedKey, ...]) -> None:
+    """In ``update``'s validator, for a run that pinned ``keys``: refuse an update no pinned
+    key signed, counted and logged, before it is accepted. Validators do not run on replay."""
+    refusal = unsigned_refusal(token, keys) if keys else None
+    if refusal is None:
+        return
+    reason = refusal.reason_code
+    counter = workflow.metric_meter().create_counter(
+        UNSIGNED_REFUSED, "updates refused in the validator: no pinned key signed them"
+    )
+    counter.add(1, {"update": update, "reason": reason})
+    workflow.logger.warning("refused an unsigned %s update: %s", update, reason)
+    raise ApplicationError(f"{reason}: {refusal.detail}", type=reason, non_retryable=True)
+
+
 def _signed_payload(
     token: str, keys: tuple[TrustedKey, ...]
 ) -> tuple[TrustedKey, object] | ApprovalRefusal:
     """The pinned key named by the token's header and the payload it signed."""
+    if not token:
+        return refused("missing", "this run takes only what a trusted issuer signed")
+    if len(token) > MAX_ASSERTION_CHARS:
+        return refused("malformed", f"an assertion is at most {MAX_ASSERTION_CHARS} characters")
     try:
         header = jwt.get_unverified_header(token)
     except jwt.PyJWTError as exc:

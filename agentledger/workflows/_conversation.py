@@ -37,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.steps import await_reply, close_conversation, final_answer
     from agentledger.workflows.messages import Reply, ReplyResult
 
-from agentledger.workflows._assertions import check_assertion
+from agentledger.workflows._assertions import check_assertion, refuse_unsigned
 from agentledger.workflows._core import Run
 from agentledger.workflows._directory import directory_refusal, look_up_principal
 
@@ -176,11 +176,15 @@ class Conversation:
         raise ApplicationError(refusal.detail, type=refusal.reason_code, non_retryable=True)
 
     def check(self, reply: Reply) -> None:
-        """The update's validator: what it refuses never reaches history. Once a run has
-        recorded its share of refused replies, every further refusal is made here."""
+        """The update's validator: what it refuses never reaches history. A reply no pinned key
+        signed is always refused here; once a run has recorded its share of refused replies,
+        every further refusal is made here too."""
         run = self._run
         if run.state.status == "new":
             return  # not started (or resumed) yet: the handler judges it once it has
+        manifest = run.manifest_or_none
+        if manifest is not None:
+            refuse_unsigned("reply", reply.assertion, manifest.trusted_keys)
         proven = self._proven(reply, once=True)  # validators do not run on replay
         if isinstance(proven, ReplyRefusal):
             refusal: ReplyRefusal | None = proven

@@ -50,7 +50,9 @@ async def _record(
         )
         state = await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
         for approval_id in state.pending_approvals:
-            if forged_first:  # refused (unsigned; unknown to the directory) and recorded
+            # Refused: the unknown one recorded; the unsigned one recorded in the histories
+            # checked in (v9, v10), refused unrecorded by the validator since.
+            if forged_first:
                 unsigned = ApprovalDecision(
                     approval_id=approval_id,
                     approver_id="ops_lead_1",

@@ -51,11 +51,15 @@ async def test_a_forged_approver_or_a_claimed_role_is_refused_and_recorded(
     harness: Harness,
 ) -> None:
     run_id, approval_id, digest = await _pending(harness)
+    # A real approver's id, unsigned: anyone who reaches Temporal can send this much, so it is
+    # refused before the update is accepted and recorded nowhere.
+    unsigned = ApprovalDecision(
+        approval_id=approval_id, approver_id="ops_lead_1", approve=True, proposal_digest=digest
+    )
+    with pytest.raises(WorkflowUpdateFailedError) as refusal:
+        await _send(harness, run_id, unsigned)
+    assert getattr(refusal.value.cause, "type", None) == "assertion_missing"
     forged = [
-        # A real approver's id, unsigned: anyone who reaches Temporal can send this much.
-        ApprovalDecision(
-            approval_id=approval_id, approver_id="ops_lead_1", approve=True, proposal_digest=digest
-        ),
         # Signed by the trusted issuer, for someone the directory does not know.
         ApprovalDecision(
             approval_id=approval_id,
@@ -86,7 +90,6 @@ async def test_a_forged_approver_or_a_claimed_role_is_refused_and_recorded(
     await harness.decide(run_id, approval_id, "ops_lead_1")
     events = await harness.finish(run_id)
     assert _refusals(events) == [
-        ("ops_lead_1", "assertion_missing"),
         ("mallory", "unknown_approver"),
         ("mallory", "principal_claimed"),
         ("ops_lead_1", "principal_claimed"),
@@ -102,15 +105,16 @@ async def test_a_forged_approver_or_a_claimed_role_is_refused_and_recorded(
     [
         ({"approver": MALLORY.model_dump(mode="json")}, ("mallory", "principal_claimed"),
          b"roles and tenant come from the directory"),
-        ({"approver_id": "ops_lead_1"}, ("ops_lead_1", "assertion_missing"),
-         b"a trusted issuer signed"),
+        # Unsigned: refused by the update's validator, never accepted, recorded nowhere.
+        ({"approver_id": "ops_lead_1"}, None,
+         b"assertion_missing: this run takes only what a trusted issuer signed"),
         ({"approver_id": "ops_lead_1", "assertion": "eyJhbGciOiJub25lIn0.e30."},
-         ("ops_lead_1", "assertion_malformed"), b"alg must be EdDSA"),
+         None, b"assertion_malformed: alg must be EdDSA"),
     ],
 )  # fmt: skip
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # about identity, not storage
 async def test_the_bare_temporal_binary_cannot_approve_as_anyone(
-    harness: Harness, claim: dict[str, object], refusal: tuple[str, str], said: bytes
+    harness: Harness, claim: dict[str, object], refusal: tuple[str, str] | None, said: bytes
 ) -> None:
     run_id, approval_id, digest = await _pending(harness)
     forged = {"approval_id": approval_id, "approve": True, "proposal_digest": digest, **claim}
@@ -135,7 +139,7 @@ async def test_the_bare_temporal_binary_cannot_approve_as_anyone(
     assert said in out
     await harness.decide(run_id, approval_id, "ops_lead_1")
     events = await harness.finish(run_id)
-    assert _refusals(events) == [refusal]
+    assert _refusals(events) == ([refusal] if refusal else [])
     assert refund_rows(harness) == 1
 
 
@@ -210,8 +214,17 @@ async def test_five_thousand_refused_attempts_do_not_starve_the_real_approver(
     handle = harness.client.get_workflow_handle(run_id)
 
     async def attempt(i: int) -> str:
+        # Signed by the run's own issuer, for people the directory does not know: refusals worth
+        # recording, up to the cap (unsigned ones are recorded never: test_unsigned_updates).
+        signed = harness.issuer.approval_assertion(
+            f"mallory{i}", run_id=run_id, approval_id=approval_id, digest=digest, approve=True
+        )
         decision = ApprovalDecision(
-            approval_id=approval_id, approver_id=f"mallory{i}", approve=True, proposal_digest=digest
+            approval_id=approval_id,
+            approver_id=f"mallory{i}",
+            approve=True,
+            proposal_digest=digest,
+            assertion=signed,
         )
         try:
             await handle.execute_update(AgentRunWorkflow.decide_approval, decision)

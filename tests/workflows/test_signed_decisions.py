@@ -2,8 +2,9 @@
 saying exactly this run, this approval (or its replies), this proposal (or text) and this
 decision, now; the event records whose signature it was.
 
-Each forgery is sent raw through the SDK (no CLI checks) and must be refused and recorded; the
-real decision afterwards still goes through and pays once."""
+Each forgery is sent raw through the SDK (no CLI checks) and must be refused: recorded when a
+pinned key signed it, refused by the update's validator and recorded nowhere when none did
+(anyone can send that); the real decision afterwards still goes through and pays once."""
 
 from __future__ import annotations
 
@@ -68,11 +69,14 @@ async def test_every_forged_or_misbound_assertion_is_refused_and_the_real_one_is
     digest, issuer = pending.proposal_digest, harness.issuer
     own = Ed25519PrivateKey.generate()  # mallory's key: not pinned by the run
     past = int(time.time()) - 3600
-    forgeries = {
+    unsigned = {  # no pinned key signed these: refused before they are accepted
         "assertion_untrusted_key": _signed(
             own, "mallory-key", _claims(run_id, approval_id, digest)
         ),
         "assertion_bad_signature": _signed(own, issuer.kid, _claims(run_id, approval_id, digest)),
+        "assertion_missing": "",
+    }
+    forgeries = {
         "assertion_wrong_audience": _signed(
             issuer.key, issuer.kid, _claims(run_id, "apr_999", digest)
         ),
@@ -97,7 +101,7 @@ async def test_every_forged_or_misbound_assertion_is_refused_and_the_real_one_is
         ),
     }
     handle = harness.client.get_workflow_handle(run_id)
-    for token in forgeries.values():
+    for reason, token in {**unsigned, **forgeries}.items():
         decision = ApprovalDecision(
             approval_id=approval_id,
             approver_id="ops_lead_1",
@@ -105,8 +109,9 @@ async def test_every_forged_or_misbound_assertion_is_refused_and_the_real_one_is
             proposal_digest=digest,
             assertion=token,
         )
-        with pytest.raises(WorkflowUpdateFailedError):
+        with pytest.raises(WorkflowUpdateFailedError) as refusal:
             await handle.execute_update(AgentRunWorkflow.decide_approval, decision)
+        assert getattr(refusal.value.cause, "type", None) == reason
     assert refund_rows(harness) == 0
 
     await harness.decide(run_id, approval_id, "ops_lead_1")
@@ -207,13 +212,16 @@ async def test_a_reply_is_taken_only_as_its_signed_sender_with_its_signed_text(
     state = await client_ops.wait_for(harness.client, handle.id, pending_approval=False)
     assert state.awaiting is not None
     signed_red = harness.issuer.reply_assertion(CUSTOMER.user_id, run_id=handle.id, text="red")
-    forged = [
-        Reply(principal_id=CUSTOMER.user_id, text="red"),  # unsigned: anyone can send this
-        Reply(principal_id=CUSTOMER.user_id, text="blue", assertion=signed_red),  # other text
-    ]
-    for reply in forged:
-        with pytest.raises(WorkflowUpdateFailedError):
+    forged = {  # unsigned (anyone can send this: refused unrecorded), and for another text
+        "assertion_missing": Reply(principal_id=CUSTOMER.user_id, text="red"),
+        "assertion_wrong_digest": Reply(
+            principal_id=CUSTOMER.user_id, text="blue", assertion=signed_red
+        ),
+    }
+    for reason, reply in forged.items():
+        with pytest.raises(WorkflowUpdateFailedError) as refusal:
             await handle.execute_update(AgentRunWorkflow.reply, reply)
+        assert getattr(refusal.value.cause, "type", None) == reason
     await client_ops.reply(
         harness.client, handle.id, CUSTOMER.user_id, "red", issuer=harness.issuer
     )
@@ -221,7 +229,7 @@ async def test_a_reply_is_taken_only_as_its_signed_sender_with_its_signed_text(
     await handle.terminate("checked")
     events = harness.runtime.ledger.read(handle.id)
     refused = [e.reason_code for e in of(events, ReplyRefused)]
-    assert refused == ["assertion_missing", "assertion_wrong_digest"]
+    assert refused == ["assertion_wrong_digest"]
     (taken,) = of(events, UserReplied)
     assert taken.text == "red" and taken.assertion is not None
     assert taken.assertion.subject == CUSTOMER.user_id
