@@ -205,6 +205,7 @@ class AgentRunWorkflow:
                         run_id=params.run_id,
                         work_order=params.work_order,
                         handoff_origin=params.handoff,
+                        schedule_id=params.schedule_id,
                     ),
                     start_to_close_timeout=MODEL_TIMEOUT,
                     retry_policy=RETRY,

@@ -22,6 +22,7 @@ from agentledger.app.registry import get_pack
 from agentledger.app.schedules import InvalidSchedule, ScheduleDefinition
 from agentledger.domain.events import RunFailed
 from agentledger.domain.workorder import WorkOrder
+from agentledger.workflows import SCHEDULED_RUN, ScheduledRunInput
 from tests._temporal import Harness
 
 REQUEST = "Where is my order ord_4821?"
@@ -107,6 +108,47 @@ async def test_a_requester_who_left_the_directory_gets_a_recorded_refused_start(
     failed = events[-1]
     assert isinstance(failed, RunFailed) and failed.reason_code == "preparation_failed"
     assert "not in the directory" in failed.message
+
+
+async def _fired_by_hand(harness: Harness, schedule_id: str, work_order: WorkOrder) -> str:
+    """What anyone who reaches the frontend can do: start ``ScheduledRun`` themselves, naming a
+    schedule, with a work order of their own and nobody's signature. Its run's recorded end."""
+    firing = f"{schedule_id}-forged-{uuid.uuid4().hex[:6]}"
+    fired = harness.client.execute_workflow(
+        SCHEDULED_RUN,
+        ScheduledRunInput(schedule_id=schedule_id, work_order=work_order),
+        id=firing,
+        task_queue=harness.settings.task_queue,
+    )
+    await asyncio.wait_for(fired, 60)  # a firing taken as genuine parks on an approval
+    events = harness.runtime.ledger.read(f"run-{firing}")
+    assert [e.kind for e in events] == ["run_started", "run_failed"], events
+    failed = events[-1]
+    assert isinstance(failed, RunFailed) and failed.reason_code == "preparation_failed"
+    return failed.message
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # about identity, not storage
+async def test_a_firing_of_no_schedule_or_with_another_work_order_is_refused(
+    harness: Harness, name: str
+) -> None:
+    """A schedule's firing carries no requester signature: it runs only a work order the
+    ledger's journal holds for a live schedule, exactly."""
+    made = _work_order(harness, "usr_73")
+    definition = _definition(name, cron="0 3 1 1 *")  # once a year: nothing fires meanwhile
+    queue = harness.settings.task_queue
+    await schedules.add(harness.client, harness.runtime.ledger, queue, definition, made)
+    sid = schedules.schedule_id(name)
+    refund = get_pack("support").make_work_order(
+        "Can I get a refund for order ord_4821? It arrived late.", harness.principal("usr_73")
+    )
+
+    assert "holds no such schedule" in await _fired_by_hand(harness, f"{sid}-none", made)
+    assert "another work order" in await _fired_by_hand(harness, sid, refund)
+    await schedules.change(
+        harness.client, harness.runtime.ledger, name, "deleted", "tester@ci", datetime.now(UTC)
+    )
+    assert "was deleted" in await _fired_by_hand(harness, sid, made)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

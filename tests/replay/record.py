@@ -248,6 +248,9 @@ async def main() -> None:
     # @pack.write_tool); same workflow code as v11, same tool names, versions and schemas.
     await _record("refund_approved_sdk_v1", approve=True)
     await _record("refund_rejected_sdk_v1", approve=False)
+    # v12: the start signed by its requester (patch signed-requester) and its grants planned
+    # by the worker in prepare_run (planned-grants); the requester's assertion is in the input.
+    await _record("refund_approved_v12", approve=True)
 
 
 if __name__ == "__main__":

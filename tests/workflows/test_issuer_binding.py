@@ -20,8 +20,13 @@ from agentledger.app.devserver import DevServer, temporal_binary
 from agentledger.app.identity import VerifiedCaller
 from agentledger.app.registry import get_pack
 from agentledger.app.runtime import Runtime
-from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, ReplyRefused
-from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, Reply
+from agentledger.domain.events import (
+    ApprovalAttemptRefused,
+    ApprovalGranted,
+    ReplyRefused,
+    RunFailed,
+)
+from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, Reply, RunInput
 from bench._chat_pack import CUSTOMER
 from bench._stack import open_stack
 from tests._temporal import Harness
@@ -164,3 +169,28 @@ async def test_another_tenants_issuer_cannot_reply_as_a_customer(bound: Harness)
     assert [e.reason_code for e in events if isinstance(e, ReplyRefused)] == [
         "assertion_foreign_issuer"
     ]
+
+
+async def test_another_tenants_issuer_cannot_start_a_run_for_a_customer(bound: Harness) -> None:
+    """A start signed by the service's key on behalf of Globex's caller, for Acme's customer,
+    is refused and recorded; on behalf of Acme's caller it runs."""
+    order = get_pack("support").make_work_order(REQUEST, bound.principal("usr_73"))
+
+    async def start(idp: str) -> str:
+        run_id = f"run_{uuid.uuid4().hex[:12]}"
+        caller = VerifiedCaller(subject="usr_73", issuer=idp, token_id=uuid.uuid4().hex)
+        signed = bound.issuer.start_assertion(order, run_id=run_id, on_behalf_of=caller)
+        await bound.client.start_workflow(
+            "AgentRun",
+            RunInput(run_id=run_id, work_order=order, requester_assertion=signed),
+            id=run_id,
+            task_queue=bound.settings.task_queue,
+        )
+        return run_id
+
+    refused = await bound.finish(await start(GLOBEX_IDP))
+    assert [e.kind for e in refused] == ["run_started", "run_failed"]
+    failed = refused[-1]
+    assert isinstance(failed, RunFailed) and failed.reason_code == "assertion_foreign_issuer"
+    state = await bound.until_approval_or_end(await start(ACME_IDP))
+    assert state.pending_approvals, state.status

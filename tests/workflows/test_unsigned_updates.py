@@ -131,7 +131,9 @@ async def test_a_flood_of_unsigned_replies_is_refused_unrecorded_and_the_custome
     harness: Harness,
 ) -> None:
     order = get_pack("chat").make_work_order("I'd like to pick a colour", CUSTOMER)
-    handle = await client_ops.start_run(harness.client, harness.settings.task_queue, order)
+    handle = await client_ops.start_run(
+        harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+    )
     state = await client_ops.wait_for(harness.client, handle.id, pending_approval=False)
     assert state.awaiting is not None
     forged = Reply(principal_id=CUSTOMER.user_id, text="red", assertion="not.a.jws")
