@@ -16,7 +16,7 @@ from agentledger.domain.manifest import AgentProfile, ModelProfile
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import EvidencePassage, ResourceRef, ToolContract, VerifiedFact
 from agentledger.domain.webhooks import MappedOrder
-from agentledger.domain.workorder import WorkOrder
+from agentledger.domain.workorder import WorkGrant, WorkOrder
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,10 @@ class Pack:
     """Further agent profiles of the pack, by id: the children its handoff contracts name."""
     webhooks: Mapping[str, WebhookMapping] = field(default_factory=dict)
     """The webhook sources the pack maps, by source name (``POST /hooks/{pack}/{source}``)."""
+    plan_grants: Callable[[WorkOrder], tuple[WorkGrant, ...] | None] | None = None
+    """The grants a work order needs, planned from its trusted fields (request, requester) by
+    the worker in ``prepare_run``; a work order may only narrow them. ``None``: the pack plans
+    none, and a work order's own grants narrow the profile's."""
 
     @property
     def contracts(self) -> Mapping[str, ToolContract]:

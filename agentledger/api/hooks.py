@@ -10,7 +10,9 @@ may name as requester.
 A delivery is believed (signature and time), mapped by the pack, its requester found in the
 directory within the source's tenant, then claimed by its delivery id (``WebhookDeliveries``)
 and started under a run id derived from it with Temporal's ``REJECT_DUPLICATE``: however often
-it is redelivered, and however many redeliveries race, one run starts.
+it is redelivered, and however many redeliveries race, one run starts. The start is signed
+with the service's key as the mapped requester's (the run refuses an unsigned one): the
+signature and the directory vouched for them here.
 """
 
 from __future__ import annotations

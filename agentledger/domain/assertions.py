@@ -7,6 +7,10 @@ and approval (the audience), a digest of what it is about (the proposal, the rep
 the decision itself, for a few minutes. Whoever reaches the Temporal frontend without a pinned
 key's private half cannot approve or speak for a customer, whatever id they claim.
 
+A run's start is signed the same way (decision ``start``, audience ``start_audience``, digest
+the work order's): its requester asks for exactly this work order under this run id
+(``workflows._start``).
+
 The signature is checked by the workflow with the pinned key; everything the assertion *says* is
 checked here, purely, against the run's clock (``now`` comes from the workflow).
 

@@ -17,7 +17,7 @@ from agentledger.domain.manifest import AgentProfile, Instruction, ModelProfile,
 from agentledger.domain.planning import GrantPlanner, plan_grants
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import ApprovalRule, FactBound, ModelView, Risk
-from agentledger.domain.workorder import Budget, WorkOrder
+from agentledger.domain.workorder import Budget, WorkGrant, WorkOrder
 from agentledger.sdk._errors import PackDefinitionError
 from agentledger.sdk._scripted import ScriptedModel
 from agentledger.sdk._signature import SignatureProblem
@@ -231,6 +231,7 @@ class AgentPack:
             policy_version=self._policy_version or self._default_policy_version,
             sample=self._sample,
             webhooks=MappingProxyType(dict(self._webhooks)),
+            plan_grants=self._planned_grants if self._planner is not None else None,
         )
         return self._built
 
@@ -269,6 +270,9 @@ class AgentPack:
                         f"it has no script for steps {unscripted}",
                         pack=self.name,
                     )
+
+    def _planned_grants(self, order: WorkOrder) -> tuple[WorkGrant, ...] | None:
+        return self.make_work_order(order.request_text, order.principal).grants
 
     def make_work_order(self, request: str, principal: Principal) -> WorkOrder:
         """The work order for ``request``: its references resolved, its grants planned by the

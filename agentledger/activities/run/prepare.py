@@ -94,11 +94,11 @@ class Preparing(RunBase):
         by those it was sent with; ``None`` for a child run (its handoff's authority bounds
         it) and for a pack that plans none."""
         sent = params.work_order
-        if params.handoff_origin is not None:
+        if params.handoff_origin is not None or pack.plan_grants is None:
             return None
         try:
-            planned = pack.make_work_order(sent.request_text, sent.principal).grants
-        except PlanRefused as exc:
+            planned = pack.plan_grants(sent)
+        except (PlanRefused, ValueError, LookupError) as exc:  # the same on every retry
             raise ApplicationError(str(exc), type="plan_refused", non_retryable=True) from None
         if planned is None:
             return None
