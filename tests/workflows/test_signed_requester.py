@@ -125,19 +125,34 @@ async def test_a_start_with_a_larger_budget_than_was_signed_is_refused(harness: 
     assert (await _refusal(harness, run_id)).startswith("assertion_wrong_digest: ")
 
 
-async def test_an_unsigned_start_by_the_bare_temporal_binary_is_refused(harness: Harness) -> None:
-    run_id, order = f"run_{uuid.uuid4().hex[:12]}", _order(harness)
-    raw = RunInput(run_id=run_id, work_order=order).model_dump(mode="json")
+async def _start_with_binary(harness: Harness, params: RunInput) -> None:
+    raw = params.model_dump(mode="json")
     proc = await asyncio.create_subprocess_exec(
         temporal_binary(), "workflow", "start",
         "--address", harness.settings.temporal_address or "",
         "--type", "AgentRun", "--task-queue", harness.settings.task_queue,
-        "--workflow-id", run_id, "--input", json.dumps(raw),
+        "--workflow-id", params.run_id, "--input", json.dumps(raw),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     out, _ = await asyncio.wait_for(proc.communicate(), timeout=60)
     assert proc.returncode == 0, out  # Temporal starts anything; the run refuses it
+
+
+async def test_an_unsigned_start_by_the_bare_temporal_binary_is_refused(harness: Harness) -> None:
+    run_id, order = f"run_{uuid.uuid4().hex[:12]}", _order(harness)
+    await _start_with_binary(harness, RunInput(run_id=run_id, work_order=order))
     assert (await _refusal(harness, run_id)).startswith("assertion_missing: ")
+    assert refund_rows(harness) == 0
+
+
+async def test_wider_grants_sent_by_the_bare_temporal_binary_are_refused(harness: Harness) -> None:
+    run_id, order = f"run_{uuid.uuid4().hex[:12]}", _wider(_order(harness))
+    signed = harness.issuer.start_assertion(order, run_id=run_id)
+    await _start_with_binary(
+        harness, RunInput(run_id=run_id, work_order=order, requester_assertion=signed)
+    )
+    refusal = await _refusal(harness, run_id)
+    assert refusal.startswith("preparation_failed: ") and "grants refused" in refusal, refusal
     assert refund_rows(harness) == 0
 
 
