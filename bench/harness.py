@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 
 from agentledger.app import runs as client_ops
 from agentledger.app.config import Settings
@@ -16,6 +17,7 @@ from agentledger.app.runtime import Runtime
 from agentledger.domain.events import RunEvent
 from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
+from agentledger.workflows import RunOutcome
 
 
 @dataclass
@@ -42,6 +44,18 @@ class Harness:
             self.client, self.settings.task_queue, work_order, issuer=self.issuer
         )
         return handle.id
+
+    async def chatting(self, pack: str = "chat") -> WorkflowHandle[Any, RunOutcome]:
+        """A chat run started for its customer and waiting on their first reply."""
+        from bench._chat_pack import CUSTOMER
+
+        order = get_pack(pack).make_work_order("I'd like to pick a colour", CUSTOMER)
+        handle = await client_ops.start_run(
+            self.client, self.settings.task_queue, order, issuer=self.issuer
+        )
+        state = await client_ops.wait_for(self.client, handle.id, pending_approval=False)
+        assert state.awaiting is not None, state.status
+        return handle
 
     async def until_approval_or_end(self, run_id: str) -> WorkingState:
         return await client_ops.wait_for(self.client, run_id, pending_approval=True)

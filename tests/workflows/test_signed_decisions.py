@@ -201,16 +201,10 @@ async def test_a_reply_is_taken_only_as_its_signed_sender_with_its_signed_text(
     harness: Harness,
 ) -> None:
     from agentledger.app import runs as client_ops
-    from agentledger.app.registry import get_pack
     from agentledger.domain.events import ReplyRefused, UserReplied
     from agentledger.workflows import Reply
 
-    order = get_pack("chat").make_work_order("I'd like to pick a colour", CUSTOMER)
-    handle = await client_ops.start_run(
-        harness.client, harness.settings.task_queue, order, issuer=harness.issuer
-    )
-    state = await client_ops.wait_for(harness.client, handle.id, pending_approval=False)
-    assert state.awaiting is not None
+    handle = await harness.chatting()
     signed_red = harness.issuer.reply_assertion(CUSTOMER.user_id, run_id=handle.id, text="red")
     forged = {  # unsigned (anyone can send this: refused unrecorded), and for another text
         "assertion_missing": Reply(principal_id=CUSTOMER.user_id, text="red"),

@@ -20,7 +20,6 @@ from temporalio.service import RPCError
 from agentledger.app import runs as client_ops
 from agentledger.app.devserver import DevServer
 from agentledger.app.observability.metrics import LedgerMetrics, temporal_runtime
-from agentledger.app.registry import get_pack
 from agentledger.app.temporal import connect
 from agentledger.domain import events as ev
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, Reply
@@ -130,12 +129,7 @@ async def test_a_flood_of_unsigned_decisions_is_refused_unrecorded_and_the_appro
 async def test_a_flood_of_unsigned_replies_is_refused_unrecorded_and_the_customer_is_heard(
     harness: Harness,
 ) -> None:
-    order = get_pack("chat").make_work_order("I'd like to pick a colour", CUSTOMER)
-    handle = await client_ops.start_run(
-        harness.client, harness.settings.task_queue, order, issuer=harness.issuer
-    )
-    state = await client_ops.wait_for(harness.client, handle.id, pending_approval=False)
-    assert state.awaiting is not None
+    handle = await harness.chatting()
     forged = Reply(principal_id=CUSTOMER.user_id, text="red", assertion="not.a.jws")
     outcomes = await asyncio.gather(
         *(_outcome(handle.execute_update(AgentRunWorkflow.reply, forged)) for _ in range(FLOOD))
