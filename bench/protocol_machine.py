@@ -54,6 +54,7 @@ from agentledger.activities.ledger import Ledger
 from agentledger.app import runs as client_ops
 from agentledger.app.devserver import DevServer, stop_dev_server
 from agentledger.app.errors import AgentLedgerError
+from agentledger.app.history import recorded_state
 from agentledger.app.identity import Issuer
 from agentledger.app.registry import get_pack, register_pack
 from agentledger.domain import events as ev
@@ -360,7 +361,7 @@ class Protocol(RuleBasedStateMachine):
         exactly what Temporal's history records."""
         for _ in range(400):
             await _settled(self.world.client, run_id)
-            recorded = await client_ops.recorded_state(self.world.client, run_id)
+            recorded = await recorded_state(self.world.client, run_id)
             stored = project(self.world.ledger.read(run_id))
             if stored.last_seq == recorded.last_seq:
                 assert stored.model_dump(mode="json") == recorded.model_dump(mode="json")

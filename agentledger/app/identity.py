@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError, Refused, in_words
+from agentledger.app.jwks import jwks, keys_from_jwks
 from agentledger.domain.assertions import (
     ALGORITHM,
     TrustedKey,
@@ -239,42 +240,6 @@ def verify_policy_approval(assertion: str, key: TrustedKey, document: PolicyRevi
     if claims.get("digest") != document.content_hash or claims.get("decision") != "approve":
         raise Refused("the signed approval is not about this revision's content")
     return str(claims["sub"])
-
-
-def jwks(keys: list[TrustedKey]) -> dict[str, Any]:
-    """Public keys as a JWKS; each key also names its issuer (``iss``, a private member)."""
-    return {
-        "keys": [
-            {
-                "kty": "OKP",
-                "crv": "Ed25519",
-                "alg": ALGORITHM,
-                "use": "sig",
-                "kid": k.kid,
-                "x": k.x,
-                "iss": k.issuer,
-            }
-            for k in keys
-        ]
-    }
-
-
-def keys_from_jwks(document: Any, source: str) -> tuple[TrustedKey, ...]:
-    """The Ed25519 keys of a JWKS document (each with its ``iss``, or the document's)."""
-    try:
-        default_issuer = document.get("issuer")
-        keys = tuple(
-            TrustedKey(kid=k["kid"], issuer=k.get("iss") or default_issuer, x=k["x"])
-            for k in document["keys"]
-            if k.get("kty") == "OKP" and k.get("crv") == "Ed25519"
-        )
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(
-            f"{source}: not a JWKS of Ed25519 keys with kid, x and iss ({exc!r})"
-        ) from None
-    if not keys:
-        raise ConfigError(f"{source}: no Ed25519 key to trust")
-    return keys
 
 
 def issuer_for(settings: Settings) -> Issuer:

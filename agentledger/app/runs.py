@@ -7,7 +7,6 @@ import uuid
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from pydantic import JsonValue
 from temporalio.client import (
     Client,
@@ -22,8 +21,6 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentledger.app import liveness
 from agentledger.app.errors import NotFound, Refused, RunStuck, ServerUnavailable, StillRunning
 from agentledger.app.request_check import request_refusal
-from agentledger.domain.events import EVENT_ADAPTER
-from agentledger.domain.fold import project
 from agentledger.domain.limits import work_order_problem
 from agentledger.domain.state import WorkingState
 from agentledger.domain.workorder import WorkOrder
@@ -273,38 +270,6 @@ STUCK_AFTER_ATTEMPTS = 3
 STUCK_CHECK_SECONDS = 2.0
 
 
-async def recorded_state(client: Client, run_id: str) -> WorkingState:
-    """The run's state as Temporal's history records it, read without any worker.
-
-    Every event the workflow emitted rides into the ledger inside an activity's input (its
-    outbox), so folding those inputs, from the state a continued run started with, gives what
-    Temporal knows independently of the ledger. Nothing is executed and no query is sent: a
-    verifier never runs another run's work.
-    """
-    handle = client.get_workflow_handle(run_id)
-    try:
-        history = await handle.fetch_history()
-    except RPCError as exc:
-        if exc.status == RPCStatusCode.NOT_FOUND:
-            raise NotFound(f"no run {run_id} on this Temporal server") from None
-        raise
-    initial, events = WorkingState(), dict[int, Any]()
-    for event in history.events:
-        if event.HasField("workflow_execution_started_event_attributes"):
-            started = _json_payloads(event.workflow_execution_started_event_attributes.input)
-            carried = started[0].get("continued") if started else None
-            if carried:
-                initial = WorkingState.model_validate(carried["state"])
-        elif event.HasField("activity_task_scheduled_event_attributes"):
-            for arg in _json_payloads(event.activity_task_scheduled_event_attributes.input):
-                for raw in arg.get("outbox") or arg.get("events") or ():
-                    events.setdefault(raw["seq"], raw)
-    later = [
-        EVENT_ADAPTER.validate_python(events[s]) for s in sorted(events) if s > initial.last_seq
-    ]
-    return project(later, initial if initial.last_seq else None)
-
-
 async def stuck_activity(client: Client, run_id: str) -> str | None:
     """What a running run has failed to get past for several attempts (``None``: nothing)."""
     description = await client.get_workflow_handle(run_id).describe()
@@ -315,10 +280,6 @@ async def stuck_activity(client: Client, run_id: str) -> str | None:
                 f"{pending.last_failure.message}"
             )
     return None
-
-
-def _json_payloads(payloads: Any) -> list[dict[str, Any]]:
-    return [found for p in payloads.payloads if isinstance(found := orjson.loads(p.data), dict)]
 
 
 has_workers = liveness.has_workers

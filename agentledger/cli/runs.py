@@ -14,6 +14,7 @@ from agentledger.app import liveness
 from agentledger.app import runs as run_ops
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError, Refused
+from agentledger.app.history import recorded_state
 from agentledger.app.identity import issuer_for
 from agentledger.app.registry import UnknownPack, get_pack
 from agentledger.app.request_check import request_refusal
@@ -127,7 +128,7 @@ async def verify(settings: Settings, args: argparse.Namespace) -> int:
     stored = project(open_ledger(settings).read(args.run_id))
     client = await connect(settings)
     # From the history alone: verify starts no worker, sends no query and executes no work.
-    live = await run_ops.recorded_state(client, args.run_id)
+    live = await recorded_state(client, args.run_id)
     stuck = await run_ops.stuck_activity(client, args.run_id)
     ours, theirs = stored.model_dump(mode="json"), live.model_dump(mode="json")
     differences = [key for key in ours if ours[key] != theirs.get(key)]

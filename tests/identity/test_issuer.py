@@ -10,7 +10,8 @@ import pytest
 
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError
-from agentledger.app.identity import Issuer, jwks, trusted_keys
+from agentledger.app.identity import Issuer, trusted_keys
+from agentledger.app.jwks import jwks
 
 
 def test_the_local_issuer_keeps_one_key_per_data_directory(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from agentledger.app import runs as client_ops
 from agentledger.app.errors import ServerUnavailable
+from agentledger.app.history import recorded_state
 from agentledger.app.registry import get_pack
 from agentledger.cli import runs as verify_command
 from agentledger.domain.fold import project
@@ -26,7 +27,7 @@ async def test_the_history_and_the_ledger_project_the_same_finished_run(
     state = await harness.until_approval_or_end(run_id)
     await harness.decide(run_id, next(iter(state.pending_approvals)), "ops_lead_1")
     events = await harness.finish(run_id)
-    recorded = await client_ops.recorded_state(harness.client, run_id)
+    recorded = await recorded_state(harness.client, run_id)
     assert recorded == project(events)
     assert recorded.status == "completed"
     assert await verify_command.verify(harness.settings, argparse.Namespace(run_id=run_id)) == 0
