@@ -9,6 +9,7 @@ from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
 
+from agentledger.activities.ledger import ApprovalRow
 from agentledger.app import runs as client_ops
 from agentledger.app.config import Settings
 from agentledger.app.identity import Issuer, issuer_for
@@ -59,6 +60,18 @@ class Harness:
 
     async def until_approval_or_end(self, run_id: str) -> WorkingState:
         return await client_ops.wait_for(self.client, run_id, pending_approval=True)
+
+    async def in_inbox(self, run_id: str, *, within: float = 20.0) -> list[ApprovalRow]:
+        """The run's pending approvals as the inbox lists them. The run's query folds an
+        approval in as it records it and runs ahead of the ledger by one append activity, so
+        a test that asserts on the inbox waits here for the append, not on the query."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while not (pending := self.runtime.ledger.approvals(status="pending", run_id=run_id)):
+            if loop.time() > deadline:
+                raise AssertionError(f"no approval of {run_id} reached the inbox in {within:g} s")
+            await asyncio.sleep(0.025)
+        return pending
 
     async def finish(self, run_id: str, *, within: float = 120.0) -> list[RunEvent]:
         """Wait for the run to end; a run still going after `within` seconds is a failure that

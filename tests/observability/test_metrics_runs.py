@@ -3,7 +3,6 @@ counter; replaying histories (the runs' own and the recorded ones) changes no co
 
 from __future__ import annotations
 
-import asyncio
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,10 +42,7 @@ async def refund(h: Harness, *, approve: bool, url: str) -> str:
     run_id = await h.start(REQUEST)
     state = await h.until_approval_or_end(run_id)
     (approval_id,) = state.pending_approvals
-    for _ in range(200):  # the query may run ahead of the ledger
-        if h.runtime.ledger.approvals(run_id=run_id):
-            break
-        await asyncio.sleep(0.05)
+    await h.in_inbox(run_id)
     waiting = scraped_gauge(scrape(url), "agentledger_approvals_pending")
     assert waiting == {"create_refund": 1.0}
     await h.decide(run_id, approval_id, "ops_lead_1", approve=approve, reason="no")

@@ -5,7 +5,6 @@ nothing)."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import uuid
 from collections import Counter
@@ -69,12 +68,8 @@ async def traced(
 async def pending_approval(h: Harness, run_id: str) -> str:
     """The run's pending approval, read from the ledger's inbox, not by query: a query to a run
     no worker caches re-executes its open workflow task to answer (see ``interceptors``)."""
-    for _ in range(400):
-        pending = h.runtime.ledger.approvals(status="pending", run_id=run_id)
-        if pending:
-            return pending[0].approval_id
-        await asyncio.sleep(0.025)
-    raise AssertionError(f"{run_id} never asked for an approval")
+    (pending, *_) = await h.in_inbox(run_id)
+    return pending.approval_id
 
 
 async def refund_run(h: Harness, exporter: InMemorySpanExporter) -> tuple[str, list[ReadableSpan]]:

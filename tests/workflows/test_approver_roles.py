@@ -57,7 +57,7 @@ async def test_a_large_refund_waits_for_a_finance_approver(harness: Harness) -> 
     )
     assert manifest is not None
     assert manifest.terms["create_refund"].approval == CREATE_REFUND.approval  # frozen
-    (row,) = harness.runtime.ledger.approvals(status="pending", run_id=run_id)
+    (row,) = await harness.in_inbox(run_id)
     assert row.approver_role == "finance_approver"  # what the inbox shows
 
     with pytest.raises(Refused, match="lacks the finance_approver role"):
