@@ -55,6 +55,7 @@ SCRIPT = ScriptedModel("chat-script", {"understand": _understand, "respond": _re
 
 CUSTOMER = Principal(user_id="usr_chat", tenant_id="t_chat", roles=frozenset({"customer"}))
 STRANGER = Principal(user_id="usr_other", tenant_id="t_chat", roles=frozenset({"customer"}))
+OPERATOR = Principal(user_id="op_chat", tenant_id="t_chat", roles=frozenset({"canceller"}))
 
 
 def chat_pack(
@@ -83,7 +84,7 @@ def chat_pack(
             step("respond", sees=("conversation_turn",)),
         ],
         conversation=ConversationPolicy(idle_timeout_seconds=IDLE_SECONDS, max_turns=max_turns),
-        principals=[CUSTOMER, STRANGER],
+        principals=[CUSTOMER, STRANGER, OPERATOR],
         budget=Budget(steps=4 * max_turns + 10, tool_calls=6, tokens=50_000 * max_turns),
     )
     pack = declared.build()

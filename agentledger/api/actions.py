@@ -27,6 +27,7 @@ from agentledger.activities.retrieval import (
 from agentledger.api.auth import Caller
 from agentledger.api.deps import ApiContext, visible_run
 from agentledger.api.problems import ApiProblem, not_found
+from agentledger.app import operators
 from agentledger.app import runs as run_ops
 from agentledger.app.errors import NotFound, Refused, ServerUnavailable
 from agentledger.app.registry import PackInstalledAfterStart, PackLoadError, UnknownPack, get_pack
@@ -88,6 +89,26 @@ async def decide(
             503, "unavailable", f"Temporal could not take the decision: {exc}"
         ) from None
     return {"approval_id": result.approval_id, "decision": result.decision, "by": caller.subject}
+
+
+async def cancel(ctx: ApiContext, caller: Caller, run_id: str, reason: str) -> dict[str, Any]:
+    """Cancel as the verified caller, signed for them; the run judges whether they may."""
+    try:
+        status = await operators.cancel(
+            ctx.client,
+            run_id,
+            caller.principal.user_id,
+            reason,
+            issuer=ctx.signer,
+            on_behalf_of=caller.verified(),
+        )
+    except NotFound:
+        raise not_found(f"run {run_id}") from None
+    except Refused as exc:
+        raise refusal_problem(exc) from None
+    except (ServerUnavailable, RPCError) as exc:
+        raise ApiProblem(503, "unavailable", f"Temporal could not take the cancel: {exc}") from None
+    return {"run_id": run_id, "status": status, "by": caller.subject}
 
 
 async def start_run(ctx: ApiContext, caller: Caller, pack_name: str, request: str) -> str:

@@ -33,6 +33,7 @@ from agentledger.domain.assertions import (
     ALGORITHM,
     TrustedKey,
     approval_audience,
+    cancel_audience,
     reply_audience,
     reply_digest,
     start_audience,
@@ -177,6 +178,14 @@ class Issuer:
         if reply_to is not None:
             claims["reply_to"] = reply_to
         return self._sign(_on_behalf(claims, on_behalf_of), ttl)
+
+    def cancel_assertion(
+        self, subject: str, *, run_id: str, reason: str, on_behalf_of: VerifiedCaller | None = None
+    ) -> str:
+        """``subject`` cancels ``run_id`` for exactly ``reason``, now."""
+        claims = {"sub": subject, "aud": cancel_audience(run_id), "decision": "cancel"}
+        claims["digest"] = reply_digest(reason)
+        return self._sign(_on_behalf(claims, on_behalf_of), ASSERTION_TTL)
 
     def policy_assertion(
         self,

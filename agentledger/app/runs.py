@@ -22,7 +22,7 @@ from agentledger.app import liveness
 from agentledger.app.errors import NotFound, Refused, RunStuck, ServerUnavailable, StillRunning
 from agentledger.app.request_check import request_refusal
 from agentledger.domain.limits import work_order_problem
-from agentledger.domain.state import WorkingState
+from agentledger.domain.state import ENDED, WorkingState
 from agentledger.domain.workorder import WorkOrder
 from agentledger.workflows import (
     AgentRunWorkflow,
@@ -102,7 +102,7 @@ async def wait_for(
     while True:
         state = await _watched_state(client, run_id, queue)
         if state is not None and (
-            state.status in ("completed", "failed")
+            state.status in ENDED
             or state.awaiting is not None
             or (pending_approval and state.pending_approvals)
         ):

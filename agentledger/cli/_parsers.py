@@ -122,6 +122,18 @@ def approve_parser(approve: argparse.ArgumentParser) -> None:
     )
 
 
+def cancel_parser(cancel: argparse.ArgumentParser) -> None:
+    cancel.add_argument("run_id")
+    cancel.add_argument(
+        "--as",
+        dest="principal",
+        help="embedded default only (required there): sign the cancel as this principal (role "
+        "canceller) with the data directory's local issuer key; through AGENTLEDGER_API_URL "
+        "your identity provider's token says who cancels",
+    )
+    cancel.add_argument("--reason", required=True, help="why (recorded with who cancelled)")
+
+
 def reply_parser(reply: argparse.ArgumentParser) -> None:
     reply.add_argument("run_id")
     reply.add_argument("text")

@@ -123,6 +123,19 @@ async def reply(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def cancel(settings: Settings, args: argparse.Namespace) -> int:
+    if api_url() is None:
+        from agentledger.cli.runs import cancel as local
+
+        _need(args.principal, "--as PRINCIPAL", "who cancels")
+        return int(await local(settings, args))
+    _refuse_local_flags(args, user=args.principal)
+    path = f"/api/runs/{args.run_id}/cancel"
+    ended = await _through_api(settings, "POST", path, {"reason": args.reason})
+    print(f"{args.run_id} {ended['status']} by {ended['by']}")
+    return 0
+
+
 async def _through_api(
     settings: Settings, method: str, path: str, body: dict[str, Any] | None = None
 ) -> dict[str, Any]:

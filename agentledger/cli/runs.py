@@ -10,7 +10,7 @@ import orjson
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from agentledger.activities.ledger import Ledger
-from agentledger.app import liveness
+from agentledger.app import liveness, operators
 from agentledger.app import runs as run_ops
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError, Refused
@@ -121,6 +121,22 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
     )  # fmt: skip
     result = await liveness.watched(deciding, client, queue)
     say(f"{result.approval_id} {result.decision} by {approver.user_id}")
+    return 0
+
+
+async def cancel(settings: Settings, args: argparse.Namespace) -> int:
+    """Cancel a live run as ``--as``, signed with the local issuer; waits until it has ended."""
+    operator = principal_of(open_ledger(settings), args.principal)
+    client = await connect(settings)
+    queue = (await run_ops.described(client, args.run_id)).task_queue
+    cancelling = operators.cancel(
+        client, args.run_id, operator.user_id, args.reason, issuer=issuer_for(settings)
+    )
+    status = await liveness.watched(cancelling, client, queue)
+    if status != "cancelled":  # a call in flight ended the run before it reached a safe point
+        say(f"{args.run_id} ended {status} before the cancel took effect")
+        return Refused.exit_code
+    say(f"{args.run_id} cancelled by {operator.user_id}")
     return 0
 
 

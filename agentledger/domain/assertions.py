@@ -35,6 +35,7 @@ from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.principal import Principal, canonical_user_id, tenant_covers
 
 ALGORITHM = "EdDSA"
+AssertedDecision = Literal["approve", "reject", "reply", "start", "cancel"]
 """JWS ``alg`` of every assertion: Ed25519 (RFC 8037), deterministic and small."""
 
 MAX_LIFETIME_SECONDS = 15 * 60
@@ -64,7 +65,7 @@ class AssertionClaims(Frozen):
     exp: int
     jti: str
     digest: str
-    decision: Literal["approve", "reject", "reply", "start"]
+    decision: AssertedDecision
     obo_iss: str | None = None
     """When a service signed on behalf of a caller it verified: the caller token's issuer..."""
     obo_jti: str | None = None
@@ -99,6 +100,11 @@ def start_audience(run_id: str) -> str:
     return f"agentledger:run:{run_id}:start"
 
 
+def cancel_audience(run_id: str) -> str:
+    """The audience of an assertion that its subject cancels run ``run_id``."""
+    return f"agentledger:run:{run_id}:cancel"
+
+
 def reply_digest(text: str) -> str:
     """What a reply's assertion binds: its exact text."""
     return sha256_hex(text)
@@ -109,7 +115,7 @@ class Expected(Frozen):
 
     audience: str
     digest: str
-    decision: Literal["approve", "reject", "reply", "start"]
+    decision: AssertedDecision
     what: str
     """How refusals name what it is for: ``approval apr_7``, ``this run's replies``."""
     reply_to: int | None = None

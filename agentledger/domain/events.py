@@ -11,31 +11,19 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, JsonValue, TypeAdapter, field_validator, model_validator
+from pydantic import Field, JsonValue, TypeAdapter, field_validator
 
-from agentledger.domain._model import Frozen, without_field
+from agentledger.domain._model import without_field
 from agentledger.domain.assertions import VerifiedAssertion
 from agentledger.domain.decisions import Claim, Decision, ToolCallProposal
 from agentledger.domain.elicitation import ElicitationRequest
+from agentledger.domain.envelope import SCHEMA_VERSION as SCHEMA_VERSION
+from agentledger.domain.envelope import Envelope as Envelope
+from agentledger.domain.operator_events import OperatorActionRefused as OperatorActionRefused
+from agentledger.domain.operator_events import RunCancelled as RunCancelled
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import Receipt
 from agentledger.domain.workorder import Budget, WorkOrder
-
-SCHEMA_VERSION = 1
-
-
-class Envelope(Frozen):
-    run_id: str
-    seq: int = Field(ge=1)
-    recorded_at: datetime
-    manifest_hash: str
-    schema_version: int = SCHEMA_VERSION
-
-    @model_validator(mode="before")
-    @classmethod
-    def _drop_causation_id(cls, data: Any) -> Any:
-        """Events stored before ``causation_id`` was removed carry it (always null)."""
-        return without_field(data, "causation_id")
 
 
 class RunStarted(Envelope):
@@ -344,6 +332,8 @@ RunEvent = Annotated[
     RunStarted
     | RunCompleted
     | RunFailed
+    | RunCancelled
+    | OperatorActionRefused
     | StepStarted
     | ContextPacketBuilt
     | DecisionRecorded

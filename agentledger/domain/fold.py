@@ -45,8 +45,10 @@ from agentledger.domain.events import (
     HistoryCompacted,
     MemoryProposed,
     ModelCalled,
+    OperatorActionRefused,
     ReplyAwaited,
     ReplyRefused,
+    RunCancelled,
     RunCompleted,
     RunEvent,
     RunFailed,
@@ -115,7 +117,7 @@ def _check_envelope(f: dict[str, Any], event: RunEvent) -> None:
         )
     if event.seq != f["last_seq"] + 1:
         raise OutOfOrderEvent(f"expected seq {f['last_seq'] + 1}, got {event.kind} #{event.seq}")
-    if f["status"] in ("completed", "failed"):
+    if f["status"] in _ENDED_STATUS:
         raise EventAfterEnd(f"run {f['run_id']} already {f['status']}; got {event.kind}")
 
 
@@ -133,7 +135,7 @@ def _handler(event: RunEvent) -> Callable[[Draft, Any], None]:
     raise TypeError(f"not a run event: {type(event).__name__}")
 
 
-_ENDED = {"run_completed": "completed", "run_failed": "failed"}
+_ENDED = {"run_completed": "completed", "run_failed": "failed", "run_cancelled": "cancelled"}
 _ENDED_STATUS = frozenset(_ENDED.values())
 
 
@@ -160,11 +162,13 @@ def _apply_denied(d: Draft, event: ToolCallDenied) -> None:
     d.refuse(event, option=event.tool, settles=event.tool)
 
 
-def _audit_only(d: Draft, event: ApprovalAttemptRefused | MemoryProposed) -> None:
+def _audit_only(
+    d: Draft, event: ApprovalAttemptRefused | MemoryProposed | OperatorActionRefused
+) -> None:
     """They change nothing the run knows."""
 
 
-def _apply_ended(d: Draft, event: RunCompleted | RunFailed) -> None:
+def _apply_ended(d: Draft, event: RunCompleted | RunFailed | RunCancelled) -> None:
     d.f.update(status=_ENDED[event.kind], phase="done")
 
 
@@ -293,6 +297,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     ApprovalExpired: apply_approval_decision,
     ApprovalAttemptRefused: _audit_only,
     MemoryProposed: _audit_only,
+    OperatorActionRefused: _audit_only,
     ErrorRecorded: _apply_error,
     HistoryCompacted: _apply_compaction,
     ReplyAwaited: apply_conversation,
@@ -304,6 +309,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     HandoffRefused: _apply_handoff,
     RunCompleted: _apply_ended,
     RunFailed: _apply_ended,
+    RunCancelled: _apply_ended,
 }
 """The fold table: each event class and its handler, looked up by exact type (one dict probe
 instead of a ``match`` trying class patterns in turn). A test checks that it covers the whole

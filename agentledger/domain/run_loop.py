@@ -23,7 +23,7 @@ from agentledger.domain.decisions import (
     ProceedToAnswer,
 )
 from agentledger.domain.graph import LEGACY_STEPS, StepGraph
-from agentledger.domain.state import WorkingState
+from agentledger.domain.state import ENDED, WorkingState
 from agentledger.domain.workorder import Budget
 
 CHOOSE_NEXT_ACTION, DRAFT_ANSWER = LEGACY_STEPS
@@ -46,7 +46,7 @@ class DecisionProblem(Frozen):
 def next_step(state: WorkingState, graph: StepGraph | None) -> str | None:
     """The step to run; ``None`` once the run has ended, or while it waits on an action it
     proposed or on its customer. ``graph=None``: a manifest frozen before step graphs."""
-    if state.status in ("completed", "failed") or state.phase == "acting":
+    if state.status in ENDED or state.phase == "acting":
         return None
     if state.awaiting is not None:
         return None

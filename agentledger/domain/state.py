@@ -24,7 +24,9 @@ from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.tools import ReceiptStatus, ResourceRef, VerifiedFact
 from agentledger.domain.workorder import Budget, WorkOrder
 
-RunStatus = Literal["new", "running", "completed", "failed"]
+RunStatus = Literal["new", "running", "completed", "failed", "cancelled"]
+ENDED: tuple[RunStatus, ...] = ("completed", "failed", "cancelled")
+"""The statuses of a run that has ended: nothing follows them in its log."""
 Phase = Literal["gathering", "answering", "acting", "done"]
 
 

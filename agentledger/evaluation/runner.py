@@ -23,6 +23,7 @@ from agentledger.app.config import Settings
 from agentledger.app.identity import Issuer
 from agentledger.app.runtime import Runtime
 from agentledger.domain.evaluation import EvalCase, figures_of, problems
+from agentledger.domain.state import ENDED
 from agentledger.domain.workorder import WorkOrder
 from agentledger.evaluation.configs import Configuration
 from agentledger.evaluation.report import RunRow
@@ -89,7 +90,7 @@ async def drive(
     )
     while True:
         state = await run_ops.wait_for(stack.client, run_id, pending_approval=True, timeout=600)
-        if state.status in ("completed", "failed") or state.awaiting is not None:
+        if state.status in ENDED or state.awaiting is not None:
             break
         for pending in list(state.pending_approvals.values()):
             await run_ops.decide(

@@ -4,6 +4,8 @@ from agentledger.workflows.agent_run import AgentRunWorkflow
 from agentledger.workflows.messages import (
     ApprovalDecision,
     ApprovalResult,
+    CancelOrder,
+    CancelResult,
     Continuation,
     Reply,
     ReplyResult,
@@ -18,6 +20,8 @@ __all__ = [
     "AgentRunWorkflow",
     "ApprovalDecision",
     "ApprovalResult",
+    "CancelOrder",
+    "CancelResult",
     "Continuation",
     "Reply",
     "ReplyResult",

@@ -13,6 +13,7 @@ forged attempts reaches history or uses up the run's update allowance.
 
 from __future__ import annotations
 
+import contextlib
 from datetime import timedelta
 from typing import NoReturn
 
@@ -94,11 +95,12 @@ class ApprovalDesk:
             run, approval_id=approval_id, operation_id=operation_id, tool=proposal.tool
         )
         with span("agentledger.approval_wait", waiting) as traced:
-            try:
+            with contextlib.suppress(TimeoutError):  # expiry is handled below
                 await workflow.wait_condition(
-                    lambda: approval_id not in run.state.pending_approvals, timeout=ttl
+                    lambda: approval_id not in run.state.pending_approvals or run.cancelled,
+                    timeout=ttl,
                 )
-            except TimeoutError:
+            if approval_id in run.state.pending_approvals:  # expired, or withdrawn by a cancel
                 run.record(ev.ApprovalExpired(**run.stamp(), approval_id=approval_id))
             outcome = run.state.approvals[approval_id]
             traced.set_attribute(OUTCOME, outcome.decision)

@@ -75,7 +75,8 @@ class Conversation:
         left = (awaited.deadline - workflow.now()).total_seconds()
         try:
             await workflow.wait_condition(
-                lambda: run.state.awaiting is None, timeout=max(left, 0.001)
+                lambda: run.state.awaiting is None or run.cancelled,
+                timeout=max(left, 0.001),
             )
         except TimeoutError:
             close_conversation(run.rec, workflow.now(), policy, "idle_timeout")

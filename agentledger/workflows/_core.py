@@ -59,10 +59,18 @@ class Run:
         self.contracts: Mapping[str, Governed] = {}
         self.queues = ActivityQueues()
         self._unconfirmed: list[ev.RunEvent] = []
+        self.cancel: ev.RunCancelled | None = None
+        """An operator's accepted cancel, recorded (stamped anew) at the run's next safe point:
+        waits wake for it and no consequential call starts once it is set."""
 
     @property
     def state(self) -> WorkingState:
         return self.rec.state
+
+    @property
+    def cancelled(self) -> bool:
+        """An operator's cancel was accepted: the run ends at its next safe point."""
+        return self.cancel is not None
 
     def pin_manifest(self, manifest: ExecutionManifest, pack: str) -> None:
         """The attempt's manifest, and the tool terms it froze (for a run prepared before

@@ -47,6 +47,8 @@ class Gate:
             if outcome.decision != "granted":
                 return
             verdict = self._authorize(step, proposal, operation_id)  # re-checked at dispatch
+        if self._run.cancelled:  # nothing consequential starts after a cancel
+            return
         if isinstance(verdict, Deny):
             self._record_denial(step, proposal, operation_id, verdict)
         elif isinstance(verdict, Allow):

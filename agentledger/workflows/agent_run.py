@@ -49,6 +49,8 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.workflows.messages import (
         ApprovalDecision,
         ApprovalResult,
+        CancelOrder,
+        CancelResult,
         Continuation,
         Reply,
         ReplyResult,
@@ -70,6 +72,7 @@ from agentledger.workflows._core import (
 from agentledger.workflows._effects import ToolCalls
 from agentledger.workflows._governance import Gate
 from agentledger.workflows._handoffs import Handoffs
+from agentledger.workflows._operators import OperatorDesk
 from agentledger.workflows._start import started_work_order
 from agentledger.workflows._tracing import (
     MANIFEST_HASH,
@@ -89,6 +92,7 @@ class AgentRunWorkflow:
         self._gate = Gate(self._run, self._approvals, ToolCalls(self._run, self._approvals))
         self._conversation = Conversation(self._run)
         self._handoffs = Handoffs(self._run, self._child_input)
+        self._operators = OperatorDesk(self._run)
 
     @workflow.run
     async def run(self, raw: RawValue) -> RunOutcome:
@@ -137,7 +141,7 @@ class AgentRunWorkflow:
 
     async def _loop(self, params: RunInput) -> None:
         run = self._run
-        while run.state.status == "running":
+        while not self._operators.end_if_cancelled():
             step = next_step(run.state, run.manifest.step_graph)
             if step is None and run.state.awaiting is not None:
                 closing = await self._conversation.wait()
@@ -329,6 +333,8 @@ class AgentRunWorkflow:
 
     async def _act(self, step: str, decided: CallTool | AskUser | Answer | Delegate | None) -> None:
         run = self._run
+        if run.cancelled:  # the decision stays recorded; nothing acts on it
+            return
         if isinstance(decided, Delegate):
             if not workflow.patched(patches.HANDOFFS):  # no recorded run ever delegated
                 raise ApplicationError("delegation without the handoffs patch", non_retryable=True)
@@ -394,6 +400,15 @@ class AgentRunWorkflow:
     @reply.validator
     def _can_reply(self, reply: Reply) -> None:
         self._conversation.check(reply)
+
+    @workflow.update
+    async def cancel_run(self, order: CancelOrder) -> CancelResult:
+        """An operator's signed cancel (``agentledger cancel``); returns how the run ended."""
+        return await self._operators.cancel(order)
+
+    @cancel_run.validator
+    def _can_cancel(self, order: CancelOrder) -> None:
+        self._operators.check(order)
 
     @workflow.query
     def state(self) -> WorkingState:

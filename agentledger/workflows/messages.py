@@ -56,6 +56,23 @@ class Reply(BaseModel):
     by every run whose manifest pins trusted keys (``domain.assertions``)."""
 
 
+class CancelOrder(BaseModel):
+    """An operator's cancel of a live run, for a reason they sign (``agentledger cancel``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    operator_id: str
+    reason: str
+    assertion: str = ""
+    """A compact JWS by a trusted issuer: ``operator_id`` cancels this run for exactly
+    ``reason`` (decision ``cancel``, audience ``cancel_audience``)."""
+
+
+class CancelResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    status: RunStatus
+    """How the run ended: ``cancelled``, or how it ended first when a call in flight finished it."""
+
+
 class ReplyResult(BaseModel):
     model_config = ConfigDict(frozen=True)
     seq: int

@@ -25,6 +25,7 @@ from agentledger.app.identity import Issuer
 from agentledger.domain.events import RunEvent
 from agentledger.domain.fold import project
 from agentledger.domain.principal import Principal
+from agentledger.domain.state import ENDED
 from agentledger.packs.support import records
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, RunInput
 from bench.crash import fault_pack
@@ -196,7 +197,7 @@ def _ended(ledger: Ledger, run_id: str) -> bool:
         run = ledger.get_run(run_id)
     except Exception:  # the database may be down on purpose
         return False
-    return run is not None and run.status in ("completed", "failed")
+    return run is not None and run.status in ENDED
 
 
 def _pending(ledger: Ledger, run_id: str) -> list[ApprovalRow]:

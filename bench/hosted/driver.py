@@ -19,7 +19,7 @@ from agentledger.app.errors import Refused, ServerUnavailable
 from agentledger.app.identity import Issuer
 from agentledger.domain import events as ev
 from agentledger.domain.decisions import CallTool, ToolCallProposal
-from agentledger.domain.state import WorkingState
+from agentledger.domain.state import ENDED, WorkingState
 from agentledger.domain.workorder import WorkOrder
 
 __all__ = ["Approver", "RunSpec", "denied_proposals", "drive"]
@@ -80,7 +80,7 @@ async def _run(client: Client, task_queue: str, spec: RunSpec, issuer: Issuer) -
 async def _step(client: Client, run_id: str, spec: RunSpec, issuer: Issuer) -> WorkingState | None:
     """One look at the run: its final state, or None after deciding what it waits for."""
     state = await client_ops.wait_for(client, run_id, pending_approval=True, timeout=600)
-    if state.status in ("completed", "failed"):
+    if state.status in ENDED:
         return state
     for pending in list(state.pending_approvals.values()):
         approve = spec.approve(pending.proposal)

@@ -20,6 +20,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 
 from agentledger.activities.memory import MemoryStore
+from agentledger.app import operators
 from agentledger.app import runs as client_ops
 from agentledger.app.errors import Refused
 from agentledger.app.registry import get_pack
@@ -79,6 +80,26 @@ async def _record(
                 approve=approve,
                 reason="" if approve else "not today",
             )
+        await handle.result()
+        history = await handle.fetch_history()
+        (HISTORIES / f"{name}.json").write_text(history.to_json())
+        _note_seeded_memory(name, stack.runtime.ledger.engine, principal)
+        print(f"recorded {name}: {len(history.events)} history events")
+
+
+async def _record_cancelled(name: str) -> None:
+    """A refund run parked on its approval, cancelled by an operator (its approval expires)."""
+    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+        principal = stack.runtime.ledger.get_principal("usr_73")
+        assert principal is not None
+        order = get_pack("support").make_work_order(REQUEST, principal)
+        handle = await client_ops.start_run(
+            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}",
+            issuer=stack.issuer,
+        )  # fmt: skip
+        await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
+        reason = "the customer withdrew the request"
+        await operators.cancel(stack.client, handle.id, "ops_lead_1", reason, issuer=stack.issuer)
         await handle.result()
         history = await handle.fetch_history()
         (HISTORIES / f"{name}.json").write_text(history.to_json())
@@ -251,6 +272,9 @@ async def main() -> None:
     # v12: the start signed by its requester (patch signed-requester) and its grants planned
     # by the worker in prepare_run (planned-grants); the requester's assertion is in the input.
     await _record("refund_approved_v12", approve=True)
+    # cancelled_v1: a parked refund cancelled by an operator (the cancel_run update, signed),
+    # its approval expired and the run ended run_cancelled.
+    await _record_cancelled("refund_cancelled_v1")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from agentledger.domain.events import (
     ApprovalGranted,
     ApprovalRejected,
     ApprovalRequested,
+    RunCancelled,
     RunCompleted,
     RunEvent,
     RunFailed,
@@ -94,6 +95,20 @@ def _on_failed(c: Changes, e: RunFailed) -> None:
     )
 
 
+def _on_cancelled(c: Changes, e: RunCancelled) -> None:
+    c.ended.append(
+        c.text(
+            {
+                "b_run_id": e.run_id,
+                "b_status": "cancelled",
+                "b_answer": None,
+                "b_cited": None,
+                "b_failure": f"cancelled by {e.cancelled_by}: {e.reason}",
+            }
+        )
+    )
+
+
 def _on_requested(c: Changes, e: ApprovalRequested) -> None:
     c.requested.append(c.text(_requested_row(e)))
     c.approval_runs.add(e.run_id)
@@ -124,6 +139,7 @@ _HANDLERS: dict[type, Callable[[Changes, Any], None]] = {
     RunStarted: _on_started,
     RunCompleted: _on_completed,
     RunFailed: _on_failed,
+    RunCancelled: _on_cancelled,
     ApprovalRequested: _on_requested,
     ApprovalGranted: _on_decided,
     ApprovalRejected: _on_decided,

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Row
 
-RunStatus = Literal["running", "completed", "failed", "awaiting_approval"]
+RunStatus = Literal["running", "completed", "failed", "cancelled", "awaiting_approval"]
 ApprovalStatus = Literal["pending", "granted", "rejected", "expired"]
 
 

@@ -17,11 +17,12 @@ from starlette.responses import StreamingResponse
 from agentledger.api.deps import Ctx, Who, visible_run
 from agentledger.api.problems import PROBLEM_RESPONSES
 from agentledger.api.routes.runs import Id
+from agentledger.domain.state import ENDED
 
 router = APIRouter(prefix="/api", tags=["runs"], responses=PROBLEM_RESPONSES)
 POLL_SECONDS = 0.5
 STREAM_SECONDS = 120.0
-_ENDED = ("completed", "failed")
+_ENDED = ENDED
 
 
 @router.get(

@@ -34,6 +34,10 @@ class ReplyBody(_Body):
     text: str = Field(min_length=1, max_length=20_000)
 
 
+class CancelBody(_Body):
+    reason: str = Field(min_length=1, max_length=500)
+
+
 class DecisionBody(_Body):
     approve: StrictBool  # "yes", 1 or "false" is not a decision
     reason: str = Field("", max_length=2_000)
@@ -58,7 +62,8 @@ def _after(cursor: str | None) -> tuple[datetime, str] | None:
 def list_runs(
     ctx: Ctx,
     caller: Who,
-    status: Literal["running", "completed", "failed", "awaiting_approval"] | None = None,
+    status: Literal["running", "completed", "failed", "cancelled", "awaiting_approval"]
+    | None = None,
     pack: Annotated[str | None, Query(max_length=100)] = None,
     principal: Annotated[str | None, Query(max_length=200)] = None,
     updated_from: datetime | None = None,
@@ -154,6 +159,16 @@ def run_approvals(ctx: Ctx, caller: Who, run_id: Id) -> dict[str, Any]:
 async def post_reply(ctx: Ctx, caller: Who, run_id: Id, body: ReplyBody) -> dict[str, Any]:
     await asyncio.to_thread(visible_run, ctx, caller, run_id, "reply")
     return await actions.reply(ctx, caller, run_id, body.text)
+
+
+@router.post(
+    "/runs/{run_id}/cancel",
+    summary="Cancel a live run as the verified caller (the run checks the canceller role); "
+    "answers once the run has ended",
+)
+async def post_cancel(ctx: Ctx, caller: Who, run_id: Id, body: CancelBody) -> dict[str, Any]:
+    await asyncio.to_thread(visible_run, ctx, caller, run_id, "cancel")
+    return await actions.cancel(ctx, caller, run_id, body.reason)
 
 
 @router.post(

@@ -51,7 +51,7 @@ def ui_caller(request: Request) -> Caller:
 
 
 UiWho = Annotated[Caller, Depends(ui_caller)]
-RunStatusChoice = Literal["", "running", "awaiting_approval", "completed", "failed"]
+RunStatusChoice = Literal["", "running", "awaiting_approval", "completed", "failed", "cancelled"]
 
 
 def check_csrf(request: Request, csrf_token: str) -> None:

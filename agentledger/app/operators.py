@@ -1,0 +1,61 @@
+"""What operators do to live runs through Temporal: cancel one, signed as the operator."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from agentledger.app import liveness
+from agentledger.app.errors import NotFound, Refused
+from agentledger.domain.state import RunStatus
+from agentledger.workflows import AgentRunWorkflow, CancelOrder
+
+if TYPE_CHECKING:
+    from agentledger.app.identity import Issuer, VerifiedCaller
+
+
+async def cancel(
+    client: Client,
+    run_id: str,
+    operator_id: str,
+    reason: str,
+    *,
+    issuer: Issuer,
+    on_behalf_of: VerifiedCaller | None = None,
+) -> RunStatus:
+    """Cancel ``run_id`` as ``operator_id`` for ``reason``, signed by ``issuer``; returns how
+    the run ended once it has (``cancelled``, unless a call in flight ended it first). The run
+    checks the signature and asks the directory for the ``canceller`` role; a refusal, or a
+    run that has ended, is ``Refused`` with the run's reason code."""
+    order = CancelOrder(
+        operator_id=operator_id,
+        reason=reason,
+        assertion=issuer.cancel_assertion(
+            operator_id, run_id=run_id, reason=reason, on_behalf_of=on_behalf_of
+        ),
+    )
+    try:
+        result = await client.get_workflow_handle(run_id).execute_update(
+            AgentRunWorkflow.cancel_run, order
+        )
+    except WorkflowUpdateFailedError as exc:
+        raise _refused(exc.cause) from None
+    except RPCError as exc:
+        if "already completed" in exc.message:  # said with NOT_FOUND
+            raise Refused(f"run {run_id} has already ended", "run_ended") from None
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            raise NotFound(f"no run {run_id} on this Temporal server") from None
+        raise liveness.rpc_failure(exc, f"cancelling run {run_id}") from None
+    return result.status
+
+
+def _refused(cause: BaseException) -> Refused:
+    """The run's refusal: its reason code is the failure's type, or (from the validator, which
+    can only raise ``ValueError``) the message's prefix."""
+    message = str(getattr(cause, "message", cause))
+    code = getattr(cause, "type", None)
+    if code in (None, "ValueError") and ": " in message:
+        code = message.split(": ", 1)[0]
+    return Refused(f"cancel refused: {message}", code)
