@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -25,11 +26,16 @@ class Sample:
 
 @contextmanager
 def cpu_hog(enabled: bool) -> Iterator[None]:
-    """One busy-looping process for the duration (a neighbour saturating a core)."""
+    """One busy-looping process for the duration (a neighbour saturating a core), pinned to
+    the last CPU this process may use, so that it holds one core whole and the same one
+    throughout while the worker and the Temporal server share the others."""
     if not enabled:
         yield
         return
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) > 1:
+        os.sched_setaffinity(hog.pid, {cpus[-1]})
     try:
         yield
     finally:

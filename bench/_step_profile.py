@@ -1,8 +1,9 @@
 """cProfile of ``bench.engine``'s agentledger loop, over every thread of the worker process.
 
-    python -m bench._step_profile [--runs 3] [--top 30] [--out FILE] [--floor]
+    python -m bench._step_profile [--runs 3] [--top 30] [--out FILE] [--floor [--sync]]
 
-``--floor`` profiles the bare floor workflow instead, to diff against (``pstats`` on both dumps).
+``--floor`` profiles the bare floor workflow instead, to diff against (``pstats`` on both dumps);
+with ``--sync``, the floor whose activities run in a thread pool, as agentledger's do.
 
 Workflow tasks and activities run on executor threads, which ``cProfile`` alone does not see:
 each thread started after the hook is set gets a profiler of its own and the stats are merged.
@@ -69,7 +70,7 @@ def _this_threads_profile() -> cProfile.Profile:
     return cProfile.Profile(functools.partial(time.clock_gettime, clock))
 
 
-async def _run(runs: int, profiler: AllThreads, floor: bool) -> None:
+async def _run(runs: int, profiler: AllThreads, floor: bool, sync: bool = False) -> None:
     from agentledger.app.registry import register_pack
 
     register_pack("bench", "bench._noop_pack:PACK")
@@ -78,7 +79,7 @@ async def _run(runs: int, profiler: AllThreads, floor: bool) -> None:
 
         async def loop(n: int) -> object:
             return await (
-                engine._floor(stack.client, n) if floor else engine._agentledger(stack, n)
+                engine._floor(stack.client, n, sync) if floor else engine._agentledger(stack, n)
             )
 
         await loop(1)  # warm caches outside the profile
@@ -92,9 +93,10 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--out", default=None, help="also dump the merged stats here")
     parser.add_argument("--floor", action="store_true", help="profile the floor workflow instead")
+    parser.add_argument("--sync", action="store_true", help="the floor with sync activities")
     args = parser.parse_args()
     profiler = AllThreads()
-    asyncio.run(_run(args.runs, profiler, args.floor))
+    asyncio.run(_run(args.runs, profiler, args.floor, args.sync))
     stats = profiler.stats()
     if args.out:
         stats.dump_stats(args.out)

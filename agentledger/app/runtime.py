@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
@@ -18,7 +19,7 @@ from agentledger.activities.ledger import Ledger, LedgerUnavailable
 from agentledger.activities.memory import MemoryActivities, MemoryStore, remember_preference
 from agentledger.activities.memory import install as install_memory
 from agentledger.activities.messages import ActivityQueues
-from agentledger.activities.models import model_clients, unconfigured_fallbacks
+from agentledger.activities.models import load_sdks, model_clients, unconfigured_fallbacks
 from agentledger.activities.ports import ModelClient, Pack
 from agentledger.activities.retrieval import SemanticUnavailable, configure_retrieval
 from agentledger.activities.retrieval import install as install_retrieval
@@ -26,10 +27,12 @@ from agentledger.activities.run_activities import RunActivities
 from agentledger.app.config import KINDS, QueueLimits, Settings
 from agentledger.app.errors import ConfigError, DatabaseUnavailable
 from agentledger.app.identity import trusted_keys
-from agentledger.app.observability.metrics import LedgerMetrics, serve_metrics, temporal_runtime
 from agentledger.app.registry import get_pack, loaded_packs, register_env_packs
 from agentledger.domain.tools import ToolContract
 from agentledger.workflows import AgentRunWorkflow, ScheduledRunWorkflow, recorded_contracts
+
+if TYPE_CHECKING:
+    from agentledger.app.observability.metrics import LedgerMetrics
 
 # A compaction event carries a long run's whole typed state; Temporal's own payload limit is 2 MB.
 LEDGER_MAX_EVENT_BYTES = 1 << 20
@@ -133,6 +136,13 @@ class Runtime:
         port = self.settings.metrics_port
         if port is None:
             return None
+        # Only here: a worker without a metrics port never imports prometheus_client.
+        from agentledger.app.observability.metrics import (
+            LedgerMetrics,
+            serve_metrics,
+            temporal_runtime,
+        )
+
         temporal, sdk_address = temporal_runtime()
         metrics = LedgerMetrics.over(self.ledger, sdk_address=sdk_address)
         try:
@@ -163,6 +173,7 @@ class Runtime:
                 "model fallback chains name providers not configured on this worker: "
                 f"{', '.join(missing)} (AGENTLEDGER_MODEL_PROVIDERS)"
             )
+        load_sdks(profiles.values())
         return models
 
     def worker(self, client: Client, *, max_concurrent: int = 64) -> Worker:

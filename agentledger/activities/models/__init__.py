@@ -19,6 +19,7 @@ from agentledger.activities.models._providers import (
 )
 from agentledger.activities.models._registry import (
     OPENAI_COMPATIBLE,
+    load_sdks,
     model_clients,
     openai_compatible_profile,
     provider_profile,
@@ -38,6 +39,7 @@ __all__ = [
     "capabilities",
     "chosen_model",
     "decide_along_chain",
+    "load_sdks",
     "messages",
     "model_clients",
     "openai_compatible_profile",

@@ -21,6 +21,9 @@ from agentledger.activities.ports import ModelUsage
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
 
+CLIENT = anthropic.Anthropic
+"""The SDK's client class for this protocol (``_sdk`` makes it)."""
+
 
 def request(
     packet: ContextPacket, profile: ModelProfile, settings: ProviderSettings

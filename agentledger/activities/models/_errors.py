@@ -21,11 +21,11 @@ holds (a 401 often echoes the key it was sent), and never a request header.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any
 
-import anthropic
-import openai
 from temporalio.exceptions import ApplicationError
 
 from agentledger.activities.redaction import redact
@@ -42,21 +42,28 @@ def config_error(message: str) -> ApplicationError:
 def sdk_error(exc: Exception, url: str) -> ApplicationError | None:
     """An ``openai`` or ``anthropic`` SDK failure as its typed ``ApplicationError``; ``None``
     for anything else (a bug, which should fail loudly)."""
-    if isinstance(exc, openai.APIStatusError | anthropic.APIStatusError):
+    if isinstance(exc, _sdk_classes("APIStatusError")):
         response = exc.response
         return status_error(response.status_code, response.text, response.headers, url)
-    if isinstance(exc, openai.APITimeoutError | anthropic.APITimeoutError):
+    if isinstance(exc, _sdk_classes("APITimeoutError")):
         return ApplicationError(
             redact(f"model provider at {url} timed out ({type(exc).__name__})"),
             type="ModelTimeout",
         )
-    if isinstance(exc, openai.APIConnectionError | anthropic.APIConnectionError):
+    if isinstance(exc, _sdk_classes("APIConnectionError")):
         cause = exc.__cause__ or exc
         return ApplicationError(
             redact(f"model provider at {url} is unreachable ({type(cause).__name__}: {cause})"),
             type="ModelUnavailable",
         )
     return None
+
+
+def _sdk_classes(name: str) -> tuple[Any, ...]:
+    """The SDKs' exception classes called ``name``, from the SDKs this process has imported:
+    one that was never imported raised nothing, and is not imported (at ~1 s) to say so."""
+    loaded = (sys.modules.get(sdk) for sdk in ("openai", "anthropic"))
+    return tuple(getattr(module, name) for module in loaded if module is not None)
 
 
 def status_error(status: int, text: str, headers: Mapping[str, str], url: str) -> ApplicationError:

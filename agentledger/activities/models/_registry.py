@@ -10,13 +10,16 @@ capabilities its kind declared.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from contextlib import suppress
 
 from pydantic import JsonValue
+from temporalio.exceptions import ApplicationError
 
 from agentledger.activities.models._capabilities import KINDS, Kind, capabilities, kind_defaults
 from agentledger.activities.models._providers import ConfiguredProvider, ProviderConfig
-from agentledger.activities.models._sdk import ProviderClient
+from agentledger.activities.models._sdk import ProviderClient, load
+from agentledger.activities.models._settings import ProviderSettings
 from agentledger.activities.ports import ModelClient
 from agentledger.activities.redaction import hold
 from agentledger.domain.manifest import ModelProfile
@@ -34,7 +37,20 @@ def model_clients(settings_like: object = None) -> dict[str, ModelClient]:
     # Every configured key is scrubbed from error text from the start, used yet or not.
     hold(*(source.get(c.api_key_env) for c in table.values() if c.api_key_env))
     configured = {name: ConfiguredProvider(name, c, client) for name, c in table.items()}
+    load(c.api for c in table.values())
     return {**dict.fromkeys(KINDS, client), **configured}
+
+
+def load_sdks(profiles: Iterable[ModelProfile]) -> None:
+    """Import now the SDKs that these profiles speak where they name a provider kind directly
+    (a pack's profile for ``openai``, say); a profile whose settings are invalid is refused
+    at its first call, as before, not here."""
+    apis = []
+    for profile in profiles:
+        if profile.provider in KINDS:
+            with suppress(ApplicationError):
+                apis.append(ProviderSettings.of(profile).api)
+    load(apis)
 
 
 def openai_compatible_profile(

@@ -5,22 +5,24 @@ Synchronous on purpose: activities run in the worker's thread pool. SDK clients 
 is a Temporal activity attempt that shows in history. The API key is read from the environment on
 every call, so rotating it needs no restart and it never reaches the manifest or an event. A
 reply quoting the key is scrubbed before it becomes a decision, an event or a ledger row.
+
+The SDKs are imported when a protocol is first spoken, or at worker start by ``load`` for the
+protocols the worker is configured to speak: together they cost a process some 80 MB and over a
+second of CPU (``anthropic`` alone is 3,500 modules), which a worker whose runs use a pack's
+scripted models, or only one provider, should not carry.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import anthropic
-import httpx2
-import openai
-
-from agentledger.activities.models import _anthropic, _openai_chat, _openai_responses
 from agentledger.activities.models._errors import sdk_error
 from agentledger.activities.models._prompt import decision_tools
 from agentledger.activities.models._reply import Called, Said, decision_of, problem
@@ -30,13 +32,28 @@ from agentledger.activities.redaction import redact
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
 
+if TYPE_CHECKING:
+    import httpx2
+
 _USER_AGENT = "agentledger-model-client/2"
 _NO_KEY = "unused"  # a keyless local server (llama.cpp, Ollama); the SDKs insist on some key
-_ADAPTERS: dict[str, Any] = {
-    "chat_completions": _openai_chat,
-    "responses": _openai_responses,
-    "anthropic_messages": _anthropic,
+_ADAPTERS = {
+    "chat_completions": "_openai_chat",
+    "responses": "_openai_responses",
+    "anthropic_messages": "_anthropic",
 }
+
+
+def adapter(api: str) -> ModuleType:
+    """The module that speaks ``api`` (importing it imports its SDK)."""
+    return importlib.import_module(f"agentledger.activities.models.{_ADAPTERS[api]}")
+
+
+def load(apis: Iterable[str]) -> None:
+    """Import now the SDKs of these protocols: at worker start, so a missing SDK stops the
+    worker there and a run's first model call does not pay for the import."""
+    for api in sorted(set(apis)):
+        adapter(api)
 
 
 class ProviderClient:
@@ -55,18 +72,18 @@ class ProviderClient:
     def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply:
         settings = ProviderSettings.of(profile)
         key = settings.api_key(self._environ)
-        adapter = _ADAPTERS[settings.api]
-        body = adapter.request(packet, profile, settings)
+        speaker = adapter(settings.api)
+        body = speaker.request(packet, profile, settings)
         try:
-            raw, parsed = adapter.call(self._client(settings, key), body)
-        except (openai.OpenAIError, anthropic.AnthropicError) as exc:
+            raw, parsed = speaker.call(self._client(settings, key), body)
+        except Exception as exc:
             failure = sdk_error(exc, settings.base_url)
             if failure is None:
                 raise
             raise failure from None
         tools = frozenset(t.name for t in decision_tools(packet, settings))
-        reduced = adapter.said(parsed, redact(raw), tools)
-        usage: ModelUsage = adapter.usage(parsed, packet.total_tokens)
+        reduced = speaker.said(parsed, redact(raw), tools)
+        usage: ModelUsage = speaker.usage(parsed, packet.total_tokens)
         if isinstance(reduced, str):
             return ModelReply(output=problem(reduced, redact(raw)), usage=usage)
         return ModelReply(output=decision_of(_scrubbed(reduced)), usage=usage)
@@ -93,6 +110,8 @@ class ProviderClient:
             return client
 
     def _http(self, settings: ProviderSettings) -> httpx2.Client:
+        import httpx2
+
         return httpx2.Client(
             timeout=settings.timeout_seconds,
             transport=self._transport or httpx2.HTTPTransport(retries=0),
@@ -105,9 +124,7 @@ def _make(settings: ProviderSettings, key: str | None, http: httpx2.Client) -> A
     if key is not None and settings.key_in_own_header:
         headers[settings.api_key_header] = key
         key = None
-    maker: Callable[..., Any] = (
-        anthropic.Anthropic if settings.api == "anthropic_messages" else openai.OpenAI
-    )
+    maker: Callable[..., Any] = adapter(settings.api).CLIENT
     return maker(
         api_key=key or _NO_KEY,
         base_url=settings.base_url,
