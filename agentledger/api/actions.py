@@ -33,14 +33,19 @@ from agentledger.app.errors import NotFound, Refused, ServerUnavailable
 from agentledger.app.registry import PackInstalledAfterStart, PackLoadError, UnknownPack, get_pack
 from agentledger.domain.conversation import ended
 
-_CONFLICTS = {"not_pending", "digest_mismatch", "expired"}
+_CONFLICTS = {"not_pending", "digest_mismatch", "expired", "run_ended"}
 """Refusals about the approval's state rather than the caller's authority: ``409``."""
 
 
 def refusal_problem(exc: Refused) -> ApiProblem:
     code = exc.reason_code or "refused"
     status = 409 if code in _CONFLICTS or code == "refused" else 403
-    detail = str(exc).removeprefix("approval refused: ").removeprefix("reply refused: ")
+    detail = (
+        str(exc)
+        .removeprefix("approval refused: ")
+        .removeprefix("reply refused: ")
+        .removeprefix("cancel refused: ")
+    )
     return ApiProblem(status, code.replace("_", "-"), detail, reason_code=code)
 
 

@@ -75,7 +75,8 @@ class OperatorDesk:
                 operator_entry=found.principal,
                 assertion=proven,
             )
-        await workflow.wait_condition(lambda: run.state.status in ENDED)
+        # Answered once the end is stored, so whoever cancelled reads it in the ledger.
+        await workflow.wait_condition(lambda: run.state.status in ENDED and not run.unsent)
         return CancelResult(status=run.state.status)
 
     def _proven(self, order: CancelOrder) -> VerifiedAssertion | ApprovalRefusal:

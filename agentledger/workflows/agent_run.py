@@ -106,6 +106,7 @@ class AgentRunWorkflow:
                 await self._record_cancelled()
                 raise
             await run.flush()
+            await workflow.wait_condition(workflow.all_handlers_finished)  # a cancel's answer
             traced.set_attributes(ended := of_run(run, outcome=run.state.status))
             log_outcome(run, "run", ended)
         return self._outcome()
