@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from agentledger.domain.handoffs import HandoffOrigin
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import ArgumentBound, ModelOverride, WorkGrant, WorkOrder
-from agentledger.workflows import ApprovalDecision, Continuation, Reply, RunInput
+from agentledger.workflows import ApprovalDecision, CancelOrder, Continuation, Reply, RunInput
 
 ROOT = Path(__file__).resolve().parents[2]
 AUDITED: tuple[type[BaseModel], ...] = (
@@ -26,6 +26,7 @@ AUDITED: tuple[type[BaseModel], ...] = (
     Principal,
     ApprovalDecision,
     Reply,
+    CancelOrder,
 )
 
 
