@@ -100,6 +100,11 @@ class Run:
     def record(self, event: ev.RunEvent) -> None:
         self.rec.add(event)
 
+    def expire_pending(self) -> None:
+        """Approvals still pending leave the inbox as the run ends: nothing can use them."""
+        for approval_id in self.state.pending_approvals:
+            self.record(ev.ApprovalExpired(**self.stamp(), approval_id=approval_id))
+
     def fail(self, reason_code: str, message: str) -> None:
         self.rec.fail(workflow.now(), reason_code, message)
 

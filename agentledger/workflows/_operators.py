@@ -48,8 +48,7 @@ class OperatorDesk:
         run, order = self._run, self._run.cancel
         if order is None or run.state.status != "running":
             return run.state.status != "running"
-        for approval_id in run.state.pending_approvals:
-            run.record(ev.ApprovalExpired(**run.stamp(), approval_id=approval_id))
+        run.expire_pending()
         run.record(order.model_copy(update=run.stamp()))
         return True
 

@@ -125,8 +125,7 @@ class AgentRunWorkflow:
         run = self._run
         if not workflow.patched(patches.HANDOFFS) or run.state.status != "running":
             return
-        for approval_id in run.state.pending_approvals:  # out of the inbox: nothing can use them
-            run.record(ev.ApprovalExpired(**run.stamp(), approval_id=approval_id))
+        run.expire_pending()
         run.fail("cancelled", "the run was cancelled")
         await run.flush()
 
