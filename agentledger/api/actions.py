@@ -35,11 +35,17 @@ from agentledger.domain.conversation import ended
 
 _CONFLICTS = {"not_pending", "digest_mismatch", "expired", "run_ended"}
 """Refusals about the approval's state rather than the caller's authority: ``409``."""
+_UNPROCESSABLE = {
+    "invalid_edit", "empty_edit", "edit_not_allowed", "argument_mismatch",
+    "exceeds_verified_limit",
+}  # fmt: skip
+"""Edits the run cannot apply (outside the schema, against verified facts): ``422``."""
 
 
 def refusal_problem(exc: Refused) -> ApiProblem:
     code = exc.reason_code or "refused"
     status = 409 if code in _CONFLICTS or code == "refused" else 403
+    status = 422 if code in _UNPROCESSABLE else status
     detail = (
         str(exc)
         .removeprefix("approval refused: ")
@@ -69,8 +75,10 @@ async def decide(
     approve: bool,
     reason: str,
     content: dict[str, JsonValue] | None = None,
+    edits: dict[str, JsonValue] | None = None,
 ) -> dict[str, Any]:
-    """Decide as the verified caller, signed for them; the run judges whether they may."""
+    """Decide as the verified caller, signed for them; the run judges whether they may (and,
+    for ``edits``, the edited call)."""
     digest = await asyncio.to_thread(shown_digest, ctx, caller, run_id, approval_id)
     try:
         result = await run_ops.decide(
@@ -84,6 +92,7 @@ async def decide(
             reason=reason,
             content=content,
             digest=digest,
+            edits=edits,
         )
     except NotFound:
         raise not_found(f"approval {approval_id} in run {run_id}") from None

@@ -168,10 +168,17 @@ def decisions(events: list[ev.RunEvent]) -> list[dict[str, Any]]:
             "decision": "granted" if isinstance(e, ev.ApprovalGranted) else "rejected",
             "approver": e.approver,
             "assertion": e.assertion.model_dump(mode="json") if e.assertion else None,
+            "edit": _edit(e),
         }
         for e in events
         if isinstance(e, ev.ApprovalGranted | ev.ApprovalRejected)
     ]
+
+
+def _edit(event: ev.ApprovalGranted | ev.ApprovalRejected) -> dict[str, Any] | None:
+    """An edited grant's proposed and approved arguments and their difference."""
+    edit = event.edit if isinstance(event, ev.ApprovalGranted) else None
+    return edit.model_dump(mode="json") if edit is not None else None
 
 
 def state_view(events: list[ev.RunEvent]) -> dict[str, Any]:

@@ -115,7 +115,13 @@ def _approvals(event: ev.RunEvent) -> str | None:
                 f"({_args(event.proposal.arguments)}), role {event.approver_role}"
             )
         case ev.ApprovalGranted():
-            return f"{event.approval_id} granted by {event.approver}{_signed(event.assertion)}"
+            edited = "".join(
+                f", {c.argument} {c.proposed!r} -> {c.approved!r}"
+                for c in (event.edit.changes if event.edit else ())
+            )
+            return f"{event.approval_id} granted by {event.approver}{_signed(event.assertion)}" + (
+                f" with edits{edited}" if edited else ""
+            )
         case ev.ApprovalRejected():
             signed = _signed(event.assertion)
             return f"{event.approval_id} rejected by {event.approver}{signed}: {event.reason}"

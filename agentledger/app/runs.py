@@ -163,9 +163,11 @@ async def decide(
     content: dict[str, JsonValue] | None = None,
     on_behalf_of: VerifiedCaller | None = None,
     digest: str | None = None,
+    edits: dict[str, JsonValue] | None = None,
 ) -> ApprovalResult:
     """Decide an approval as ``approver_id``, signed by ``issuer`` and bound to the exact
-    proposal digest the run shows (the run verifies the signature with the key it pinned).
+    proposal digest the run shows (the run verifies the signature with the key it pinned);
+    with ``edits``, approve the call with those arguments changed (the signature covers both).
 
     The run asks the directory who that is; a reused or already-decided approval is still sent,
     so the run records the refused attempt. ``digest``: the one the approver was shown (the
@@ -179,16 +181,19 @@ async def decide(
         proposal_digest=digest,
         reason=reason,
         content=content,
-        assertion=issuer.approval_assertion(
-            approver_id,
-            run_id=run_id,
-            approval_id=approval_id,
-            digest=digest,
-            approve=approve,
-            on_behalf_of=on_behalf_of,
-        ),
+        edits=edits,
     )
-    return await _send_decision(client, run_id, decision)
+    assertion = issuer.approval_assertion(
+        approver_id,
+        run_id=run_id,
+        approval_id=approval_id,
+        digest=decision.signed_digest(),
+        approve=approve,
+        on_behalf_of=on_behalf_of,
+    )
+    return await _send_decision(
+        client, run_id, decision.model_copy(update={"assertion": assertion})
+    )
 
 
 async def _shown_digest(client: Client, run_id: str, approval_id: str) -> str:

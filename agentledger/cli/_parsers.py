@@ -120,6 +120,16 @@ def approve_parser(approve: argparse.ArgumentParser) -> None:
     approve.add_argument(
         "--content", type=json_object, help="JSON answer to a tool server's elicitation request"
     )
+    approve.add_argument(
+        "--set",
+        dest="edits",
+        type=assignment,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="approve the call with this argument changed (repeatable; e.g. amount=20.00): the "
+        "run checks the edited call as it checks a proposal and refuses one that asks for more",
+    )
 
 
 def cancel_parser(cancel: argparse.ArgumentParser) -> None:
@@ -209,6 +219,14 @@ def _aware(text: str) -> datetime:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an ISO date or time") from None
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def assignment(text: str) -> tuple[str, str]:
+    """An argparse type: ``NAME=VALUE``, split at the first ``=``."""
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, not {text!r}")
+    return name.strip(), value
 
 
 def json_object(text: str) -> dict[str, object]:

@@ -27,6 +27,7 @@ from agentledger.app.oidc.settings import (
     api_url,
     provider_settings,
 )
+from agentledger.cli._edits import typed_edits
 
 LOCAL_NOTE = (
     "no identity provider is configured ({variable}): this is the embedded single-user default, "
@@ -105,10 +106,19 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
     body: dict[str, Any] = {"approve": not args.reject, "reason": args.reason}
     if args.content is not None:
         body["content"] = args.content
+    if args.edits:
+        body["edits"] = await _edits_through_api(settings, args)
     path = f"/api/runs/{args.run_id}/approvals/{args.approval_id}/decision"
     decided = await _through_api(settings, "POST", path, body)
     print(f"{decided['approval_id']} {decided['decision']} by {decided['by']}")
     return 0
+
+
+async def _edits_through_api(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
+    """``--set`` typed after the call the API shows for the approval."""
+    shown = await _through_api(settings, "GET", f"/api/runs/{args.run_id}/approvals", None)
+    rows = [a for a in shown["approvals"] if a["approval_id"] == args.approval_id]
+    return typed_edits(args.edits, rows[0]["arguments"] if rows else {})
 
 
 async def reply(settings: Settings, args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 import orjson
+from pydantic import JsonValue
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from agentledger.activities.ledger import Ledger
@@ -21,6 +22,7 @@ from agentledger.app.request_check import request_refusal
 from agentledger.app.stack import open_ledger, principal_of, require_ledger, until_recorded
 from agentledger.app.temporal import connect
 from agentledger.cli._common import open_runtime, say, with_model
+from agentledger.cli._edits import typed_edits
 from agentledger.domain.conversation import closed, ended
 from agentledger.domain.events import RunFailed
 from agentledger.domain.fold import project
@@ -114,14 +116,23 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
     approver = principal_of(open_ledger(settings), args.principal)
     client = await connect(settings)
     queue = (await run_ops.described(client, args.run_id)).task_queue
+    edits = await _edits(client, args) if args.edits else None
     # Signed: the run trusts the key, not the id; only a live worker takes it (else named).
     deciding = run_ops.decide(
         client, args.run_id, args.approval_id, approver.user_id, issuer=issuer_for(settings),
-        approve=not args.reject, reason=args.reason, content=args.content,
+        approve=not args.reject, reason=args.reason, content=args.content, edits=edits,
     )  # fmt: skip
     result = await liveness.watched(deciding, client, queue)
     say(f"{result.approval_id} {result.decision} by {approver.user_id}")
     return 0
+
+
+async def _edits(client: Client, args: argparse.Namespace) -> dict[str, JsonValue]:
+    """``--set`` typed after the pending call's arguments, as the run shows them."""
+    state = await run_ops.live_state(client, args.run_id)
+    pending = state.pending_approvals.get(args.approval_id)
+    proposed = pending.proposal.arguments if pending is not None else {}
+    return typed_edits(args.edits, proposed)  # not pending: the run says why
 
 
 async def cancel(settings: Settings, args: argparse.Namespace) -> int:

@@ -246,15 +246,17 @@ def apply_approval_decision(
         if event.kind == "approval_rejected"
         else "expired"
     )
+    edit = getattr(event, "edit", None)
     f["approvals"][event.approval_id] = ApprovalOutcome.model_construct(
         approval_id=event.approval_id,
         operation_id=pending.operation_id,
-        proposal_digest=pending.proposal_digest,
+        proposal_digest=pending.proposal_digest if edit is None else edit.approved_digest,
         decision=decision,
         decided_by=getattr(event, "approver", None),
         reason=getattr(event, "reason", ""),
         expires_at=pending.expires_at,
         content=getattr(event, "content", None),
+        edit=edit,
     )
     spent = spent_after(f["spent_assertions"], getattr(event, "assertion", None), event.recorded_at)
     f["spent_assertions"] = spent

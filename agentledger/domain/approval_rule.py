@@ -28,6 +28,9 @@ class ApprovalRule(Frozen):
 
     ``role``: the role an approver must hold; ``roles_above``: a stricter role above an amount
     (a refund over 250 EUR needs ``finance_approver``), the highest threshold crossed deciding.
+    ``widen_role``: an approver may edit a call to ask for less (a smaller amount); an edit that
+    asks for more (a larger amount, another resource) is refused unless this role is named and
+    the approver holds it.
     """
 
     kind: Literal["always", "never", "above_amount"] = "never"
@@ -35,6 +38,7 @@ class ApprovalRule(Frozen):
     threshold: float = 0.0
     role: str = APPROVER_ROLE
     roles_above: tuple[RoleAbove, ...] = ()
+    widen_role: str | None = None
 
     @model_validator(mode="after")
     def _tiers_need_an_amount(self) -> ApprovalRule:
@@ -51,6 +55,8 @@ class ApprovalRule(Frozen):
                 data.pop("role")
             if not data.get("roles_above"):
                 data.pop("roles_above", None)
+            if data.get("widen_role") is None:
+                data.pop("widen_role", None)
         return data
 
     def requires_approval(self, arguments: dict[str, JsonValue]) -> bool:

@@ -52,6 +52,28 @@ class ToolCallProposal(Frozen):
         return arguments
 
 
+class ArgumentChange(Frozen):
+    """One argument an approver changed: what the model proposed, what the approver approved."""
+
+    argument: str
+    proposed: JsonValue = None
+    approved: JsonValue = None
+
+
+class ApprovalEdit(Frozen):
+    """An approver's amendment of a proposed call (``domain.approval_edits``): the arguments as
+    proposed and as approved, the difference, and the digest the edited call is bound to (the
+    gate dispatches only the call with that digest)."""
+
+    edits: dict[str, JsonValue]
+    """The overrides as the approver signed them."""
+    proposed: dict[str, JsonValue]
+    approved: dict[str, JsonValue]
+    """The edited call's arguments as the tool's schema reads them."""
+    changes: tuple[ArgumentChange, ...]
+    approved_digest: str
+
+
 class CallTool(Frozen):
     """Call one tool now (read tools during ``choose_next_action``)."""
 

@@ -15,7 +15,7 @@ from pydantic import Field, JsonValue, TypeAdapter, field_validator
 
 from agentledger.domain._model import without_field
 from agentledger.domain.assertions import VerifiedAssertion
-from agentledger.domain.decisions import Claim, Decision, ToolCallProposal
+from agentledger.domain.decisions import ApprovalEdit, Claim, Decision, ToolCallProposal
 from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.envelope import SCHEMA_VERSION as SCHEMA_VERSION
 from agentledger.domain.envelope import Envelope as Envelope
@@ -153,6 +153,9 @@ class ApprovalGranted(Envelope):
     """The approver as the directory knew them when they decided (roles, tenant)."""
     assertion: VerifiedAssertion | None = None
     """The signed assertion that proved who decided (runs whose manifest pins approval keys)."""
+    edit: ApprovalEdit | None = None
+    """Set when the approver approved an edited call: proposed, approved, the difference, and
+    the digest the grant is bound to (the signed assertion covers ``edit_digest``)."""
 
 
 class ApprovalRejected(Envelope):

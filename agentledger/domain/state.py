@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from agentledger.domain._model import Frozen, without_field
-from agentledger.domain.decisions import Answer, ToolCallProposal
+from agentledger.domain.decisions import Answer, ApprovalEdit, ToolCallProposal
 from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.tools import ReceiptStatus, ResourceRef, VerifiedFact
 from agentledger.domain.workorder import Budget, WorkOrder
@@ -142,6 +142,8 @@ class ApprovalOutcome(Frozen):
     expires_at: datetime
     used: bool = False
     content: dict[str, JsonValue] | None = None
+    edit: ApprovalEdit | None = None
+    """An edited grant: ``proposal_digest`` is then the edited call's, the only one it allows."""
 
 
 class Turn(Frozen):

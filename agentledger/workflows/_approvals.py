@@ -1,14 +1,13 @@
 """Approvals: a run waits for a human (durably, with a deadline) and records what they decide.
 
-Bound to exactly what is approved: the decision carries the digest it was shown, and a grant that
-answers a tool server's elicitation must carry content that fits the server's requested schema.
-Bound to who approves: a decision carries an assertion signed with a key the run's manifest
-pinned (``domain.assertions``), naming its subject, this approval, the digest and the decision;
-the directory lists who may decide when the approval is requested, and says again (roles,
-tenant) when they decide. A decision no pinned key signed is refused in the update's
-validator, unrecorded (``refuse_unsigned``); of the signed ones refused, the first few of each
-approval are recorded for audit and the rest refused in the validator too, so no amount of
-forged attempts reaches history or uses up the run's update allowance.
+Bound to what is approved: the decision carries the digest it was shown (an elicitation's grant,
+content fitting the server's schema; an edited grant, the edits, judged by ``_edits``). Bound to
+who approves: an assertion signed with a key the manifest pinned names its subject, this
+approval, the digest and the decision (``domain.assertions``); the directory lists who may decide
+when the approval is requested, and says again (roles, tenant) when they decide. An unsigned
+decision is refused in the update's validator, unrecorded (``refuse_unsigned``); of the signed
+ones refused, the first few of each approval are recorded for audit and the rest refused in the
+validator too, so forged attempts never reach history or use up the run's update allowance.
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
         approval_audience,
         foreign_speaker,
     )
-    from agentledger.domain.decisions import ToolCallProposal
+    from agentledger.domain.decisions import ApprovalEdit, ToolCallProposal
     from agentledger.domain.elicitation import ElicitationRequest
     from agentledger.domain.principal import APPROVER_ROLE, Principal
     from agentledger.domain.state import ApprovalOutcome
@@ -52,6 +51,7 @@ from agentledger.workflows._directory import (
     directory_refusal,
     look_up_principal,
 )
+from agentledger.workflows._edits import judged_edit
 from agentledger.workflows._tracing import OUTCOME, of_run, span
 
 
@@ -146,8 +146,11 @@ class ApprovalDesk:
         )
         if refusal is not None:
             await self._refuse(decision, refusal, approver.user_id)
+        edit = judged_edit(self._run, decision, approver)
+        if isinstance(edit, ApprovalRefusal):
+            await self._refuse(decision, edit, approver.user_id)
         self._refuse_if_ended()
-        return self._record(decision, approver, entry=approver, proven=proven)
+        return self._record(decision, approver, entry=approver, proven=proven, edit=edit)
 
     def _proven(
         self, decision: ApprovalDecision, *, once: bool
@@ -163,7 +166,7 @@ class ApprovalDesk:
         # proposal's is the policy's check (``digest_mismatch``), as for every decision.
         expected = Expected(
             audience=approval_audience(run.state.run_id or run.rec.run_id, decision.approval_id),
-            digest=decision.proposal_digest,
+            digest=decision.signed_digest(),
             decision="approve" if decision.approve else "reject",
             what=f"approval {decision.approval_id}",
         )
@@ -206,6 +209,7 @@ class ApprovalDesk:
         *,
         entry: Principal | None,
         proven: VerifiedAssertion | None = None,
+        edit: ApprovalEdit | None = None,
     ) -> ApprovalResult:
         run = self._run
         if decision.approve:
@@ -218,6 +222,7 @@ class ApprovalDesk:
                     content=decision.content,
                     approver_entry=entry,
                     assertion=proven,
+                    edit=edit,
                 )
             )
         else:
@@ -248,9 +253,8 @@ class ApprovalDesk:
         raise ApplicationError(refusal.detail, type=refusal.reason_code, non_retryable=True)
 
     def _refuse_if_ended(self) -> None:
-        """An update that waited on the directory while the run ended (another decision went
-        through first) is refused without a record: nothing may follow a run's end in its log,
-        and an event that tried would fail every workflow task from then on."""
+        """An update that waited on the directory while the run ended is refused unrecorded:
+        nothing may follow a run's end in its log (such an event would fail every task)."""
         if self._run.state.status != "running":
             raise ApplicationError(
                 f"run {self._run.state.run_id} has ended", type="run_ended", non_retryable=True

@@ -21,6 +21,8 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.activities.messages import ActivityQueues, AppendInput
     from agentledger.activities.surface import RunSteps
     from agentledger.domain import events as ev
+    from agentledger.domain.decisions import ToolCallProposal
+    from agentledger.domain.governance import Authorization, authorize
     from agentledger.domain.manifest import ExecutionManifest
     from agentledger.domain.principal import Principal
     from agentledger.domain.state import WorkingState
@@ -99,6 +101,22 @@ class Run:
 
     def record(self, event: ev.RunEvent) -> None:
         self.rec.add(event)
+
+    def authorization(
+        self, step: str, proposal: ToolCallProposal, operation_id: str
+    ) -> Authorization:
+        """The authority gate's verdict on ``proposal`` as ``operation_id`` of ``step``, now."""
+        return authorize(
+            proposal,
+            self.state,
+            self.manifest,
+            self.principal,
+            workflow.now(),
+            contracts=self.contracts,
+            step=step,
+            operation_id=operation_id,
+            bounds_with_defaults=_bounds_with_defaults(self.state),
+        )
 
     def expire_pending(self) -> None:
         """Approvals still pending leave the inbox as the run ends: nothing can use them."""
@@ -180,6 +198,14 @@ class Run:
     @property
     def principal(self) -> Principal:
         return self.work_order.principal
+
+
+def _bounds_with_defaults(state: WorkingState) -> bool:
+    # Asked only where bounds exist: other runs' histories carry no marker for it.
+    order = state.work_order
+    if order is None or not order.grants:
+        return True
+    return workflow.patched(patches.BOUNDS_WITH_DEFAULTS)
 
 
 def cause(exc: ActivityError) -> str:

@@ -6,13 +6,10 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from agentledger.workflows import _patches as patches
-
 with workflow.unsafe.imports_passed_through():
     from agentledger.domain import events as ev
     from agentledger.domain.decisions import ToolCallProposal
-    from agentledger.domain.governance import Allow, Authorization, Deny, authorize
-    from agentledger.domain.state import WorkingState
+    from agentledger.domain.governance import Allow, Authorization, Deny
 
 from agentledger.workflows._approvals import ApprovalDesk
 from agentledger.workflows._core import Run
@@ -46,7 +43,12 @@ class Gate:
             )
             if outcome.decision != "granted":
                 return
+            if outcome.edit is not None:  # the grant allows the approver's call, not the model's
+                proposal = ToolCallProposal(tool=proposal.tool, arguments=outcome.edit.approved)
             verdict = self._authorize(step, proposal, operation_id)  # re-checked at dispatch
+            if outcome.edit is not None and isinstance(verdict, Allow) and not verdict.approval_id:
+                # An edit that no longer needs approval still ran on the strength of this grant.
+                verdict = verdict.model_copy(update={"approval_id": outcome.approval_id})
         if self._run.cancelled:  # nothing consequential starts after a cancel
             return
         if isinstance(verdict, Deny):
@@ -60,17 +62,7 @@ class Gate:
         run = self._run
         attributes = of_run(run, step=step, tool=proposal.tool, operation_id=operation_id)
         with span("agentledger.authorise", attributes) as traced:
-            verdict = authorize(
-                proposal,
-                run.state,
-                run.manifest,
-                run.principal,
-                workflow.now(),
-                contracts=run.contracts,
-                step=step,
-                operation_id=operation_id,
-                bounds_with_defaults=_bounds_with_defaults(run.state),
-            )
+            verdict = run.authorization(step, proposal, operation_id)
             traced.set_attribute(OUTCOME, verdict.kind)
             if isinstance(verdict, Deny):
                 traced.set_attribute(REASON, verdict.reason_code)
@@ -100,11 +92,3 @@ class Gate:
                     detail=denial.detail,
                 )
             )
-
-
-def _bounds_with_defaults(state: WorkingState) -> bool:
-    # Asked only where bounds exist: other runs' histories carry no marker for it.
-    order = state.work_order
-    if order is None or not order.grants:
-        return True
-    return workflow.patched(patches.BOUNDS_WITH_DEFAULTS)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from agentledger.activities.messages import ActivityQueues
+from agentledger.domain.approval_edits import edit_digest
 from agentledger.domain.handoffs import HandoffOrigin
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.principal import Principal
@@ -35,6 +36,15 @@ class ApprovalDecision(BaseModel):
     assertion: str = ""
     """A compact JWS signed by a key the run pinned: who decides, proven (``domain.assertions``).
     Required by every run whose manifest pins approval keys; its subject is the approver."""
+    edits: dict[str, JsonValue] | None = None
+    """Approve the call with these arguments changed (``domain.approval_edits``); the assertion
+    then signs ``edit_digest(proposal_digest, edits)``."""
+
+    def signed_digest(self) -> str:
+        """The digest the decision's assertion must sign."""
+        if self.edits is None:
+            return self.proposal_digest
+        return edit_digest(self.proposal_digest, self.edits)
 
     def claimed_id(self) -> str:
         return self.approver_id or (self.approver.user_id if self.approver else "")

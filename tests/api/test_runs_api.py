@@ -98,6 +98,31 @@ async def test_only_an_approver_of_the_tenant_decides_and_only_once(
     assert len(shown["refused_attempts"]) == 3
 
 
+async def test_an_approver_approves_a_smaller_refund_and_the_run_shows_the_signed_edit(
+    http: Http, harness: Harness
+) -> None:
+    run_id, approval_id = await pending_refund(http, harness)
+    url = f"/api/runs/{run_id}/approvals/{approval_id}/decision"
+    ops = http("ops_lead_1")
+    wider = await ops.post(url, json={"approve": True, "edits": {"amount": 4250.0}})
+    assert wider.status_code == 403 and problem_type(wider) == "edit-widens", wider.text
+    typed = await ops.post(url, json={"approve": True, "edits": {"amount": "20"}})
+    assert typed.status_code == 422 and problem_type(typed) == "invalid-edit", typed.text
+    empty = await ops.post(url, json={"approve": True, "edits": {}})
+    assert empty.status_code == 422, empty.text  # refused by the body's schema
+    granted = await ops.post(url, json={"approve": True, "edits": {"amount": 20.0}})
+    assert granted.status_code == 200 and granted.json()["decision"] == "granted", granted.text
+    await harness.finish(run_id)
+
+    shown = (await ops.get(f"/api/runs/{run_id}/approvals")).json()
+    (decided,) = shown["decisions"]
+    assert decided["assertion"]["subject"] == "ops_lead_1"
+    assert decided["edit"]["approved"]["amount"] == 20.0
+    assert [c["argument"] for c in decided["edit"]["changes"]] == ["amount"]
+    assert [a["reason_code"] for a in shown["refused_attempts"]] == ["edit_widens", "invalid_edit"]
+    assert refunds(harness) == 1
+
+
 async def test_a_run_shows_its_packets_receipts_and_manifest_to_its_tenant_only(
     http: Http, harness: Harness
 ) -> None:

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from agentledger.activities.ledger import Ledger
+from agentledger.domain.events import ApprovalGranted, ToolReceiptRecorded
 from agentledger.domain.fold import project
 from tests.e2e.test_cli import CLI, embedded_env_at
 
@@ -56,6 +57,38 @@ def _many(env: dict[str, str], argvs: list[list[str]]) -> list[subprocess.Comple
 
 def _codes(results: list[subprocess.CompletedProcess[str]]) -> Counter[int]:
     return Counter(r.returncode for r in results)
+
+
+def test_approve_with_set_refunds_the_edited_amount_once_and_refuses_a_wider_one(
+    stack: dict[str, str],
+) -> None:
+    """First in the module: its refund of ord_4821 is the one that pays."""
+    started = _many(stack, [["run", "support", REQUEST, "--user", "usr_73", "--wait"]] * 2)
+    (run, apr), (other, other_apr) = [
+        (r.stdout.split()[0], re.search(r"awaiting approval (\S+):", r.stdout).group(1))  # type: ignore[union-attr]
+        for r in started
+    ]
+    wider, typo = _many(stack, [
+        ["approve", other, other_apr, "--as", "ops_lead_1", "--set", "amount=4250.00"],
+        ["approve", other, other_apr, "--as", "ops_lead_1", "--set", "amount=twenty"],
+    ])  # fmt: skip
+    assert wider.returncode == 5 and "asks for more than was proposed" in wider.stderr
+    assert typo.returncode == 2 and "--set amount" in typo.stderr, typo.stderr
+    (granted,) = _many(stack, [
+        ["approve", run, apr, "--as", "ops_lead_1", "--set", "amount=20.00",
+         "--set", "reason=partial refund agreed by phone"],
+    ])  # fmt: skip
+    assert granted.returncode == 0 and "granted" in granted.stdout, granted.stderr
+    _many(stack, [["approve", other, other_apr, "--as", "ops_lead_1", "--reject"]])
+    _until_ended(stack, [run, other])
+    with Ledger.open(f"sqlite:///{stack['AGENTLEDGER_DATA_DIR']}/ledger.db") as ledger:
+        events = ledger.read(run)
+    (edit,) = [e.edit for e in events if isinstance(e, ApprovalGranted)]
+    assert edit is not None and edit.approved["amount"] == 20.0
+    assert edit.approved["reason"] == "partial refund agreed by phone"
+    (receipt,) = [e.receipt for e in events if isinstance(e, ToolReceiptRecorded)
+                  and e.receipt.tool == "create_refund"]  # fmt: skip
+    assert receipt.status == "succeeded" and "20.0" in receipt.user_view, receipt.user_view
 
 
 def test_thirty_of_each_command_exit_as_they_should(stack: dict[str, str]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -87,8 +88,8 @@ async def _record(
         print(f"recorded {name}: {len(history.events)} history events")
 
 
-async def _record_cancelled(name: str) -> None:
-    """A refund run parked on its approval, cancelled by an operator (its approval expires)."""
+async def _record_parked(name: str, act: Callable[[Any, str], Awaitable[object]]) -> None:
+    """A refund run parked on its approval, then ``act(stack, run_id)`` (an operator's)."""
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):
         principal = stack.runtime.ledger.get_principal("usr_73")
         assert principal is not None
@@ -98,13 +99,29 @@ async def _record_cancelled(name: str) -> None:
             issuer=stack.issuer,
         )  # fmt: skip
         await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
-        reason = "the customer withdrew the request"
-        await operators.cancel(stack.client, handle.id, "ops_lead_1", reason, issuer=stack.issuer)
+        await act(stack, handle.id)
         await handle.result()
         history = await handle.fetch_history()
         (HISTORIES / f"{name}.json").write_text(history.to_json())
         _note_seeded_memory(name, stack.runtime.ledger.engine, principal)
         print(f"recorded {name}: {len(history.events)} history events")
+
+
+async def _cancel(stack: Any, run_id: str) -> None:
+    """The operator cancels (its approval expires, the run ends run_cancelled)."""
+    reason = "the customer withdrew the request"
+    await operators.cancel(stack.client, run_id, "ops_lead_1", reason, issuer=stack.issuer)
+
+
+async def _approve_halved(stack: Any, run_id: str) -> None:
+    """The approver grants the refund at half the proposed amount (an edited, signed grant)."""
+    state = await client_ops.live_state(stack.client, run_id)
+    ((approval_id, pending),) = state.pending_approvals.items()
+    amount = round(float(pending.proposal.arguments["amount"]) / 2, 2)
+    await client_ops.decide(
+        stack.client, run_id, approval_id, "ops_lead_1", issuer=stack.issuer, approve=True,
+        edits={"amount": amount},
+    )  # fmt: skip
 
 
 def _note_seeded_memory(name: str, engine: Engine, principal: Principal) -> None:
@@ -274,7 +291,10 @@ async def main() -> None:
     await _record("refund_approved_v12", approve=True)
     # cancelled_v1: a parked refund cancelled by an operator (the cancel_run update, signed),
     # its approval expired and the run ended run_cancelled.
-    await _record_cancelled("refund_cancelled_v1")
+    await _record_parked("refund_cancelled_v1", _cancel)
+    # edited_v1: the approver grants the refund at half the proposed amount; the gate runs the
+    # edited call (its own idempotency key) and the run completes.
+    await _record_parked("refund_edited_v1", _approve_halved)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from agentledger.activities.ledger import RunFilter
 from agentledger.api import actions, proposals, views
 from agentledger.api.deps import Ctx, Who, clearance_of, is_staff, scope_of, visible_run
 from agentledger.api.problems import PROBLEM_RESPONSES, ApiProblem
+from agentledger.domain.approval_edits import MAX_EDITS
 from agentledger.domain.request_limit import MAX_REQUEST_CHARS
 
 router = APIRouter(prefix="/api", tags=["runs"], responses=PROBLEM_RESPONSES)
@@ -42,6 +43,8 @@ class DecisionBody(_Body):
     approve: StrictBool  # "yes", 1 or "false" is not a decision
     reason: str = Field("", max_length=2_000)
     content: dict[str, JsonValue] | None = None
+    edits: dict[str, JsonValue] | None = Field(None, min_length=1, max_length=MAX_EDITS)
+    """Approve the call with these arguments changed; the run judges the edited call."""
 
 
 def _cursor(at: datetime, run_id: str) -> str:
@@ -186,6 +189,7 @@ async def post_decision(
         approve=body.approve,
         reason=body.reason,
         content=body.content,
+        edits=body.edits,
     )
 
 

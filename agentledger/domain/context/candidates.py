@@ -9,8 +9,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import get_args
 
+from pydantic import JsonValue
+
 from agentledger.domain.context.items import ContextItem, TrustLevel
-from agentledger.domain.state import EvidenceRef, Turn, UnresolvedError, WorkingState
+from agentledger.domain.state import (
+    ApprovalOutcome,
+    EvidenceRef,
+    Turn,
+    UnresolvedError,
+    WorkingState,
+)
 from agentledger.domain.workorder import WorkOrder
 
 _TRUST_LEVELS: dict[str, TrustLevel] = {t: t for t in get_args(TrustLevel)}
@@ -19,8 +27,8 @@ _TRUST_LEVELS: dict[str, TrustLevel] = {t: t for t in get_args(TrustLevel)}
 def candidates_from_state(
     state: WorkingState, instructions: Sequence[ContextItem], now: datetime
 ) -> list[ContextItem]:
-    """Instructions as given, then the user's request, evidence, unresolved errors and the
-    conversation's turns."""
+    """Instructions as given, then the user's request, evidence, unresolved errors, the
+    conversation's turns and the approvers' amendments."""
     since = state.started_at or now
     tenant = state.work_order.principal.tenant_id if state.work_order else None
     items = list(instructions)
@@ -30,7 +38,33 @@ def candidates_from_state(
     errors = sorted(state.unresolved_errors.items())
     items.extend(_error(state.run_id, e, tenant, since) for _, e in errors)
     items.extend(_turn(state.run_id, turn, tenant) for turn in state.conversation)
+    edited = sorted((a for a in state.approvals.values() if a.edit), key=lambda a: a.approval_id)
+    items.extend(_amendment(state.run_id, a, tenant, since) for a in edited)
     return items
+
+
+def _amendment(
+    run_id: str, outcome: ApprovalOutcome, tenant: str | None, since: datetime
+) -> ContextItem:
+    """An approver changed a proposed call: a verified fact of the run (the signed grant says
+    so), not a claim, so the model does not propose the original again or misreport what ran."""
+    assert outcome.edit is not None
+    changes: list[JsonValue] = [c.model_dump(mode="json") for c in outcome.edit.changes]
+    return ContextItem.make(
+        id=f"amendment:{outcome.approval_id}",
+        kind="verified_fact",
+        content={
+            "approval_id": outcome.approval_id,
+            "approved_by": outcome.decided_by,
+            "approved_arguments": outcome.edit.approved,
+            "changes": changes,
+        },
+        source=f"run:{run_id}",
+        trust_level="verified_fact",
+        created_at=since,
+        tenant_id=tenant,
+        title=f"Approval {outcome.approval_id} approved an edited call",
+    )
 
 
 def request_item(run_id: str, order: WorkOrder, since: datetime) -> ContextItem:
