@@ -1,17 +1,20 @@
 """The API's own cost: an approval through ``POST …/decision`` against the bare Temporal update,
-and listing 10,000 runs with a filter.
+a grant with an edited amount against a plain grant, and listing 10,000 runs with a filter.
 
 On one embedded stack (dev server, in-process worker, SQLite ledger) N refund runs are parked on
 their approval. Half are rejected with the bare ``decide_approval`` update (digest known,
 assertion signed by the stack's issuer, no HTTP), half through the API over loopback HTTP
 (token verified, run authorised and digest read from the ledger, the assertion signed for the
-caller, the same update); the two alternate, so neither gets a warmer stack. Then a ledger
+caller, the same update); the two alternate, so neither gets a warmer stack. Then 2N more are
+granted through the API, alternately as proposed and with the amount halved (the run judges the
+edit: schema, widening, the gate). Then a ledger
 seeded with 10,000 runs (written into the read model directly) is listed through the API with
 a status filter and with the waiting-on-approval filter.
 
     python -m bench.api [--runs 40] [--seed-runs 10000] [--lists 200]
 
-Targets: approve-through-the-API p50 ≤ 1.5× the bare update's; list p99 < 100 ms.
+Targets: approve-through-the-API p50 ≤ 1.5× the bare update's; an edited grant's p50 ≤ 1.2×
+a plain grant's; list p99 < 100 ms.
 Prints the figures side by side, then one JSON line.
 """
 
@@ -92,6 +95,36 @@ async def _via_api(http: httpx.AsyncClient, run_id: str, approval_id: str) -> fl
     return elapsed
 
 
+async def _approve_via_api(
+    http: httpx.AsyncClient, run_id: str, approval_id: str, edits: dict[str, Any] | None
+) -> float:
+    """A grant through the API, plain or with the amount edited (the run judges the edit)."""
+    body: dict[str, Any] = {"approve": True, "reason": "bench"}
+    if edits is not None:
+        body["edits"] = edits
+    started = time.perf_counter()
+    response = await http.post(f"/api/runs/{run_id}/approvals/{approval_id}/decision", json=body)
+    elapsed = time.perf_counter() - started
+    assert response.status_code == 200, response.text
+    return elapsed
+
+
+async def _grants(stack: Stack, http: httpx.AsyncClient, n: int) -> dict[str, list[float]]:
+    """Plain grants and grants of a halved amount, alternating, on 2n newly parked runs."""
+    ids = set(await _park(stack, 2 * n))
+    rows = [a for a in stack.runtime.ledger.approvals(status="pending") if a.run_id in ids]
+    times: dict[str, list[float]] = {"approve": [], "approve_edit": []}
+    for i, row in enumerate(rows):
+        if i % 2 == 0:
+            times["approve"].append(await _approve_via_api(http, row.run_id, row.approval_id, None))
+        else:
+            half = {"amount": round(float(row.arguments["amount"]) / 2, 2)}  # type: ignore[arg-type]
+            times["approve_edit"].append(
+                await _approve_via_api(http, row.run_id, row.approval_id, half)
+            )
+    return times
+
+
 async def approvals(stack: Stack, n: int) -> dict[str, list[float]]:
     ids = await _park(stack, 2 * n)
     pending = {a.run_id: a for a in stack.runtime.ledger.approvals(status="pending")}
@@ -116,6 +149,7 @@ async def approvals(stack: Stack, n: int) -> dict[str, list[float]]:
                     )
                 else:
                     times["api"].append(await _via_api(http, run_id, row.approval_id))
+            times.update(await _grants(stack, http, n))
     finally:
         server.should_exit = True
         await task
@@ -197,10 +231,18 @@ def report(times: dict[str, list[float]], lists: dict[str, list[float]]) -> dict
     print(f"{'':<34}{'p50 ms':>9}{'p99 ms':>9}{'n':>6}")
     print(_row("bare update (validator)", times["bare"]))
     print(_row("approve via API", times["api"]))
+    print(_row("grant via API", times["approve"]))
+    print(_row("grant with an edit via API", times["approve_edit"]))
     for name, values in lists.items():
         print(_row(f"list 10k runs, filter {name}", values))
     ratio = api50 / bare50
     print(f"API / bare p50: {ratio:.2f}x (target <= 1.5x)")
+    approve50, edit50 = (
+        statistics.median(times["approve"]),
+        statistics.median(times["approve_edit"]),
+    )
+    edit_ratio = edit50 / approve50
+    print(f"edited grant / plain grant p50: {edit_ratio:.2f}x (target <= 1.2x)")
     worst = max(pct(v, 0.99) for v in lists.values())
     print(f"list p99: {ms(worst)} ms (target < 100 ms)")
     return {
@@ -211,7 +253,12 @@ def report(times: dict[str, list[float]], lists: dict[str, list[float]]) -> dict
         "api_over_bare_p50": round(ratio, 3),
         "list_p50_ms": {k: ms(statistics.median(v)) for k, v in lists.items()},
         "list_p99_ms": {k: ms(pct(v, 0.99)) for k, v in lists.items()},
+        "approve_p50_ms": ms(approve50),
+        "approve_edit_p50_ms": ms(edit50),
+        "approve_edit_p99_ms": ms(pct(times["approve_edit"], 0.99)),
+        "edit_over_approve_p50": round(edit_ratio, 3),
         "approve_within_target": ratio <= 1.5,
+        "edit_within_target": edit_ratio <= 1.2,
         "list_within_target": worst < 0.1,
     }
 

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import JsonValue
 from temporalio.service import RPCError
 
+from agentledger.activities.ledger import ApprovalRow
 from agentledger.activities.retrieval import (
     DocumentConflict,
     DocumentNotFound,
@@ -59,10 +60,21 @@ def shown_digest(ctx: ApiContext, caller: Caller, run_id: str, approval_id: str)
     """The proposal digest the ledger shows for an approval of a run the caller may see: what
     the inbox displayed, so a decision binds to what the approver saw, with no query to the run
     (one trip off the event loop for both reads)."""
+    return _shown(ctx, caller, run_id, approval_id).proposal_digest
+
+
+def shown_arguments(
+    ctx: ApiContext, caller: Caller, run_id: str, approval_id: str
+) -> dict[str, JsonValue]:
+    """The arguments of the call the inbox shows for the approval (what an edit changes)."""
+    return dict(_shown(ctx, caller, run_id, approval_id).arguments)
+
+
+def _shown(ctx: ApiContext, caller: Caller, run_id: str, approval_id: str) -> ApprovalRow:
     visible_run(ctx, caller, run_id, action="decide")
     for row in ctx.ledger.approvals(status=None, run_id=run_id):
         if row.approval_id == approval_id:
-            return row.proposal_digest
+            return row
     raise not_found(f"approval {approval_id} in run {run_id}")
 
 

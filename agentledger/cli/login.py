@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from agentledger.app.config import Settings
+from agentledger.app.edits import typed_edits
 from agentledger.app.errors import ConfigError
 from agentledger.app.oidc import api_client
 from agentledger.app.oidc.cache import Token, TokenCache
@@ -27,7 +28,6 @@ from agentledger.app.oidc.settings import (
     api_url,
     provider_settings,
 )
-from agentledger.cli._edits import typed_edits
 
 LOCAL_NOTE = (
     "no identity provider is configured ({variable}): this is the embedded single-user default, "

@@ -14,6 +14,7 @@ from agentledger.activities.ledger import Ledger
 from agentledger.app import liveness, operators
 from agentledger.app import runs as run_ops
 from agentledger.app.config import Settings
+from agentledger.app.edits import typed_edits
 from agentledger.app.errors import ConfigError, Refused
 from agentledger.app.history import recorded_state
 from agentledger.app.identity import issuer_for
@@ -22,7 +23,6 @@ from agentledger.app.request_check import request_refusal
 from agentledger.app.stack import open_ledger, principal_of, require_ledger, until_recorded
 from agentledger.app.temporal import connect
 from agentledger.cli._common import open_runtime, say, with_model
-from agentledger.cli._edits import typed_edits
 from agentledger.domain.conversation import closed, ended
 from agentledger.domain.events import RunFailed
 from agentledger.domain.fold import project

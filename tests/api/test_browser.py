@@ -91,7 +91,7 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     assert run_id not in await outsider.content()
 
     requester = await signed_in(browser, service, harness.issuer.token("usr_73"))
-    await requester.get_by_role("button", name="Approve").click()
+    await requester.get_by_role("button", name="Approve", exact=True).click()
     await expect(requester.get_by_role("alert")).to_contain_text(
         "usr_73 requested this action and cannot approve it"
     )
@@ -141,6 +141,32 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     assert await omissions.count() == omitted.omission_count
     await page.screenshot(path=shots / "packet.png")
     assert all((shots / f"{name}.png").stat().st_size > 10_000 for name in SHOTS)
+
+
+async def test_an_approver_approves_a_smaller_refund_from_the_card_and_sees_the_diff(
+    harness: Harness, service: str, browser: Browser
+) -> None:
+    """Keyboard only: the amount field, then Tab to the approve-with-changes button."""
+    run_id = await pending_refund(harness)
+    page = await signed_in(browser, service, harness.issuer.token("ops_lead_1"))
+    card = page.locator("article.approval", has_text=run_id)
+    amount = card.get_by_label("amount", exact=True)
+    await expect(amount).to_have_value("42.5")
+    await amount.fill("50.0")  # asks for more: refused, nothing applied
+    await card.get_by_role("button", name="Approve with these changes").click()
+    await expect(page.get_by_role("alert")).to_contain_text("asks for more than was proposed")
+    card = page.locator("article.approval", has_text=run_id)
+    await card.get_by_label("amount", exact=True).fill("20.0")
+    await card.get_by_role("button", name="Approve with these changes").focus()
+    await page.keyboard.press("Enter")
+    await page.wait_for_url(f"**/ui/runs/{run_id}*")
+    await expect(page.locator("#run-status")).to_have_text("completed", timeout=30_000)
+    diff = page.locator("table.edit-diff")
+    await expect(diff.locator("tbody tr")).to_have_count(1)
+    await expect(diff.locator("tbody tr")).to_contain_text("amount")
+    await expect(diff.locator("del")).to_have_text("42.5")
+    await expect(diff.locator("ins")).to_have_text("20.0")
+    await expect(page.locator("#h-approvals + ul")).to_contain_text("the call ran (“Refund rf_")
 
 
 async def test_the_api_docs_render_offline_under_the_pages_policy(

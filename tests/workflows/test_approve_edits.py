@@ -6,17 +6,21 @@ own idempotency key. The model's next packet carries the amendment as a verified
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from pydantic import JsonValue
 from sqlalchemy import select
 from temporalio.client import WorkflowUpdateFailedError
 
+from agentledger.app import operators
 from agentledger.app import runs as client_ops
 from agentledger.app.errors import Refused
 from agentledger.domain import events as ev
 from agentledger.domain.context.candidates import candidates_from_state
 from agentledger.domain.fold import project
 from agentledger.domain.governance import arguments_digest, idempotency_key
+from agentledger.domain.state import WorkingState
 from agentledger.packs.support import records
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from tests._temporal import Harness
@@ -135,3 +139,51 @@ async def test_a_signature_over_the_plain_proposal_does_not_approve_an_edit(
         await handle.execute_update(AgentRunWorkflow.decide_approval, forged)
     assert getattr(refused.value.cause, "type", "") == "assertion_wrong_digest"
     assert proposed["amount"] != 1.0
+
+
+TRIALS = 30
+
+
+async def test_an_edit_racing_a_plain_approve_and_a_cancel_has_one_outcome_and_one_effect(
+    harness: Harness,
+) -> None:
+    """30 parked runs, each decided three ways at once: an edited approve, a plain approve and
+    a cancel. Each approval ends exactly one way; at most one refund is authorised per run, and
+    it is the call the recorded, signed grant approved."""
+    run_ids = await asyncio.gather(*(harness.start(REQUEST) for _ in range(TRIALS)))
+    parked = await asyncio.gather(*(harness.until_approval_or_end(r) for r in run_ids))
+    proposals = [s.pending_approvals[min(s.pending_approvals)].proposal for s in parked]
+    await asyncio.gather(*(_race(harness, r, s) for r, s in zip(run_ids, parked, strict=True)))
+    outcomes = [
+        _one_outcome(await harness.finish(run_id), proposal.arguments)
+        for run_id, proposal in zip(run_ids, proposals, strict=True)
+    ]
+    assert set(outcomes) <= {"edited", "granted", "cancelled"}, outcomes
+
+
+async def _race(harness: Harness, run_id: str, state: WorkingState) -> None:
+    ((approval_id, pending),) = state.pending_approvals.items()
+    smaller = round(float(pending.proposal.arguments["amount"]) / 2, 2)  # type: ignore[arg-type]
+    await asyncio.gather(
+        approve(harness, run_id, approval_id, {"amount": smaller}, "ops_lead_1"),
+        client_ops.decide(harness.client, run_id, approval_id, "ops_lead_1",
+                          issuer=harness.issuer, approve=True),
+        operators.cancel(harness.client, run_id, "ops_lead_1", "racing", issuer=harness.issuer),
+        return_exceptions=True,
+    )  # fmt: skip
+
+
+def _one_outcome(events: list[ev.RunEvent], proposed: dict[str, JsonValue]) -> str:
+    decided = [e for e in events if isinstance(e, ev.ApprovalGranted | ev.ApprovalExpired)]
+    assert len(decided) == 1, [e.kind for e in decided]
+    refunds = [e for e in events if isinstance(e, ev.ToolCallAuthorised)
+               and e.tool == "create_refund"]  # fmt: skip
+    (decision,) = decided
+    if not isinstance(decision, ev.ApprovalGranted):
+        assert not refunds and isinstance(events[-1], ev.RunCancelled)
+        return "cancelled"
+    assert decision.assertion is not None and len(refunds) <= 1
+    approved = decision.edit.approved if decision.edit else proposed
+    for refund in refunds:  # none when the cancel came before the gate dispatched it
+        assert refund.approval_id == decision.approval_id and refund.arguments == approved
+    return "edited" if decision.edit else "granted"

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from pydantic import JsonValue
 
 from agentledger.api import actions, views
 from agentledger.api.auth import Caller
@@ -30,6 +31,8 @@ from agentledger.api.deps import (
 )
 from agentledger.api.problems import ApiProblem
 from agentledger.api.ui_pages import inbox_items, run_page
+from agentledger.app.edits import changed_fields, typed_edits
+from agentledger.app.errors import ConfigError
 
 templates = Jinja2Templates(directory=Path(__file__).parents[1] / "templates")
 router = APIRouter(include_in_schema=False)
@@ -115,20 +118,41 @@ async def decide(
     request: Request,
     run_id: str,
     approval_id: str,
-    decision: Annotated[str, Form(pattern="^(approve|reject)$")],
+    decision: Annotated[str, Form(pattern="^(approve|approve_edited|reject)$")],
     csrf_token: Annotated[str, Form(max_length=200)],
     reason: Annotated[str, Form(max_length=2000)] = "",
 ) -> Response:
+    """Approve, reject, or approve with the arguments as edited in the card's form (fields
+    ``arg.NAME``; those left as shown are no edit)."""
     check_csrf(request, csrf_token)
-    approve = decision == "approve"
+    approve = decision != "reject"
     try:
-        await actions.decide(ctx, caller, run_id, approval_id, approve=approve, reason=reason)
+        edits = await _form_edits(ctx, caller, request, run_id, approval_id, decision)
+        await actions.decide(
+            ctx, caller, run_id, approval_id, approve=approve, reason=reason, edits=edits
+        )
     except ApiProblem as exc:
         refusal = {"run_id": run_id, "approval_id": approval_id, **exc.body()}
         items = await asyncio.to_thread(inbox_items, ctx, caller)
         return page(request, "inbox.html", status=exc.status, items=items, refusal=refusal)
     verb = "approved" if approve else "rejected"
     return RedirectResponse(f"/ui/runs/{run_id}?notice={approval_id}+{verb}", status_code=303)
+
+
+async def _form_edits(
+    ctx: Ctx, caller: Caller, request: Request, run_id: str, approval_id: str, decision: str
+) -> dict[str, JsonValue] | None:
+    if decision != "approve_edited":
+        return None
+    form = await request.form()
+    fields = {
+        str(k).removeprefix("arg."): str(v) for k, v in form.items() if str(k).startswith("arg.")
+    }
+    proposed = await asyncio.to_thread(actions.shown_arguments, ctx, caller, run_id, approval_id)
+    try:
+        return typed_edits(changed_fields(fields, proposed), proposed)
+    except ConfigError as exc:
+        raise ApiProblem(422, "invalid-edit", str(exc), reason_code="invalid_edit") from None
 
 
 @router.get("/ui/runs")

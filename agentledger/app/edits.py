@@ -1,4 +1,5 @@
-"""``--set NAME=VALUE``: an approver's edits to a proposed call, typed as its arguments are.
+"""An approver's edits typed in as text (``approve --set NAME=VALUE``, the console's edit
+form), read as the proposed call's arguments are.
 
 A text argument takes the value as written (``--set reason=late delivery``); any other takes it
 read as JSON (``--set amount=20.00``, ``--set notify=false``), so neither needs quoting twice.
@@ -32,3 +33,19 @@ def typed_edits(
                 raise ConfigError(f"--set {name}: {text!r} is not a {kind} (JSON)") from None
             edits[name] = text
     return edits
+
+
+def changed_fields(
+    fields: Mapping[str, str], proposed: Mapping[str, JsonValue]
+) -> list[tuple[str, str]]:
+    """The form's argument fields whose text differs from the proposed value's, as ``--set``
+    pairs (a form shows every argument; an untouched one is no edit)."""
+    return [
+        (name, text)
+        for name, text in fields.items()
+        if name in proposed and text != _as_text(proposed[name])
+    ]
+
+
+def _as_text(value: JsonValue) -> str:
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
