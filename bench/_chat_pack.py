@@ -55,7 +55,9 @@ SCRIPT = ScriptedModel("chat-script", {"understand": _understand, "respond": _re
 
 CUSTOMER = Principal(user_id="usr_chat", tenant_id="t_chat", roles=frozenset({"customer"}))
 STRANGER = Principal(user_id="usr_other", tenant_id="t_chat", roles=frozenset({"customer"}))
-OPERATOR = Principal(user_id="op_chat", tenant_id="t_chat", roles=frozenset({"canceller"}))
+OPERATOR = Principal(
+    user_id="op_chat", tenant_id="t_chat", roles=frozenset({"canceller", "steerer"})
+)
 
 
 def chat_pack(

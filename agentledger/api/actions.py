@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import JsonValue
 from temporalio.service import RPCError
@@ -52,6 +52,7 @@ def refusal_problem(exc: Refused) -> ApiProblem:
         .removeprefix("approval refused: ")
         .removeprefix("reply refused: ")
         .removeprefix("cancel refused: ")
+        .removeprefix("steer refused: ")
     )
     return ApiProblem(status, code.replace("_", "-"), detail, reason_code=code)
 
@@ -117,14 +118,19 @@ async def decide(
     return {"approval_id": result.approval_id, "decision": result.decision, "by": caller.subject}
 
 
-async def cancel(ctx: ApiContext, caller: Caller, run_id: str, reason: str) -> dict[str, Any]:
-    """Cancel as the verified caller, signed for them; the run judges whether they may."""
+async def operate(
+    ctx: ApiContext, caller: Caller, run_id: str, action: Literal["cancel", "steer"], text: str
+) -> dict[str, Any]:
+    """Cancel (for the reason ``text``) or steer (with the instruction ``text``) as the
+    verified caller, signed for them; the run judges whether they may. A cancel answers with
+    how the run ended, a steer with the seq of the recorded instruction."""
+    send = operators.cancel if action == "cancel" else operators.steer
     try:
-        status = await operators.cancel(
+        result = await send(
             ctx.client,
             run_id,
             caller.principal.user_id,
-            reason,
+            text,
             issuer=ctx.signer,
             on_behalf_of=caller.verified(),
         )
@@ -133,8 +139,10 @@ async def cancel(ctx: ApiContext, caller: Caller, run_id: str, reason: str) -> d
     except Refused as exc:
         raise refusal_problem(exc) from None
     except (ServerUnavailable, RPCError) as exc:
-        raise ApiProblem(503, "unavailable", f"Temporal could not take the cancel: {exc}") from None
-    return {"run_id": run_id, "status": status, "by": caller.subject}
+        detail = f"Temporal could not take the {action}: {exc}"
+        raise ApiProblem(503, "unavailable", detail) from None
+    answer = "status" if action == "cancel" else "seq"
+    return {"run_id": run_id, answer: result, "by": caller.subject}
 
 
 async def start_run(ctx: ApiContext, caller: Caller, pack_name: str, request: str) -> str:

@@ -37,6 +37,7 @@ from agentledger.domain.assertions import (
     reply_audience,
     reply_digest,
     start_audience,
+    steer_audience,
 )
 from agentledger.domain.workorder import WorkOrder, work_order_digest
 
@@ -185,6 +186,14 @@ class Issuer:
         """``subject`` cancels ``run_id`` for exactly ``reason``, now."""
         claims = {"sub": subject, "aud": cancel_audience(run_id), "decision": "cancel"}
         claims["digest"] = reply_digest(reason)
+        return self._sign(_on_behalf(claims, on_behalf_of), ASSERTION_TTL)
+
+    def steer_assertion(
+        self, subject: str, *, run_id: str, text: str, on_behalf_of: VerifiedCaller | None = None
+    ) -> str:
+        """``subject`` tells ``run_id`` exactly ``text``, now."""
+        claims = {"sub": subject, "aud": steer_audience(run_id), "decision": "steer"}
+        claims["digest"] = reply_digest(text)
         return self._sign(_on_behalf(claims, on_behalf_of), ASSERTION_TTL)
 
     def policy_assertion(

@@ -144,6 +144,18 @@ def cancel_parser(cancel: argparse.ArgumentParser) -> None:
     cancel.add_argument("--reason", required=True, help="why (recorded with who cancelled)")
 
 
+def steer_parser(steer: argparse.ArgumentParser) -> None:
+    steer.add_argument("run_id")
+    steer.add_argument("text", help="the instruction (at most 2,000 characters, no data markers)")
+    steer.add_argument(
+        "--as",
+        dest="principal",
+        help="embedded default only (required there): sign the instruction as this principal "
+        "(role steerer) with the data directory's local issuer key; through AGENTLEDGER_API_URL "
+        "your identity provider's token says who steers",
+    )
+
+
 def reply_parser(reply: argparse.ArgumentParser) -> None:
     reply.add_argument("run_id")
     reply.add_argument("text")

@@ -146,6 +146,19 @@ async def cancel(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def steer(settings: Settings, args: argparse.Namespace) -> int:
+    if api_url() is None:
+        from agentledger.cli.runs import steer as local
+
+        _need(args.principal, "--as PRINCIPAL", "who steers")
+        return int(await local(settings, args))
+    _refuse_local_flags(args, user=args.principal)
+    path = f"/api/runs/{args.run_id}/steer"
+    taken = await _through_api(settings, "POST", path, {"text": args.text})
+    print(f"{args.run_id} instructed by {taken['by']} (event #{taken['seq']})")
+    return 0
+
+
 async def _through_api(
     settings: Settings, method: str, path: str, body: dict[str, Any] | None = None
 ) -> dict[str, Any]:

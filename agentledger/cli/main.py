@@ -29,7 +29,7 @@ _COMMANDS = {
     # without it, to agentledger.cli.runs (the embedded default's local issuer).
     **{
         name: f"agentledger.cli.login:{name}"
-        for name in ("run", "approve", "cancel", "reply", "login", "logout", "whoami")
+        for name in ("run", "approve", "cancel", "steer", "reply", "login", "logout", "whoami")
     },
     "verify": "agentledger.cli.runs:verify",
     "demo": "agentledger.cli.demo:demo",
@@ -81,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
     parsers.approve_parser(command("approve", help="approve (or --reject) a pending action"))
     parsers.cancel_parser(
         command("cancel", help="cancel a live run: it ends at its next safe point, recorded")
+    )
+    parsers.steer_parser(
+        command("steer", help="tell a live run something it does not know: its next packets")
     )
     parsers.reply_parser(command("reply", help="the customer's message to a run waiting on them"))
     parsers.show_parser(command("show", help="a run's timeline and state, from the ledger"))

@@ -151,6 +151,20 @@ async def cancel(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def steer(settings: Settings, args: argparse.Namespace) -> int:
+    """Tell a live run ``text`` as ``--as``, signed with the local issuer; returns once the
+    instruction is recorded (its later packets carry it)."""
+    operator = principal_of(open_ledger(settings), args.principal)
+    client = await connect(settings)
+    queue = (await run_ops.described(client, args.run_id)).task_queue
+    steering = operators.steer(
+        client, args.run_id, operator.user_id, args.text, issuer=issuer_for(settings)
+    )
+    seq = await liveness.watched(steering, client, queue)
+    say(f"{args.run_id} instructed by {operator.user_id} (event #{seq})")
+    return 0
+
+
 async def verify(settings: Settings, args: argparse.Namespace) -> int:
     stored = project(open_ledger(settings).read(args.run_id))
     client = await connect(settings)

@@ -35,7 +35,7 @@ from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.principal import Principal, canonical_user_id, tenant_covers
 
 ALGORITHM = "EdDSA"
-AssertedDecision = Literal["approve", "reject", "reply", "start", "cancel"]
+AssertedDecision = Literal["approve", "reject", "reply", "start", "cancel", "steer"]
 """JWS ``alg`` of every assertion: Ed25519 (RFC 8037), deterministic and small."""
 
 MAX_LIFETIME_SECONDS = 15 * 60
@@ -103,6 +103,11 @@ def start_audience(run_id: str) -> str:
 def cancel_audience(run_id: str) -> str:
     """The audience of an assertion that its subject cancels run ``run_id``."""
     return f"agentledger:run:{run_id}:cancel"
+
+
+def steer_audience(run_id: str) -> str:
+    """The audience of an assertion that its subject instructs run ``run_id``."""
+    return f"agentledger:run:{run_id}:steer"
 
 
 def reply_digest(text: str) -> str:

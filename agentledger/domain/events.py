@@ -20,6 +20,7 @@ from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.envelope import SCHEMA_VERSION as SCHEMA_VERSION
 from agentledger.domain.envelope import Envelope as Envelope
 from agentledger.domain.operator_events import OperatorActionRefused as OperatorActionRefused
+from agentledger.domain.operator_events import OperatorInstructed as OperatorInstructed
 from agentledger.domain.operator_events import RunCancelled as RunCancelled
 from agentledger.domain.principal import Principal
 from agentledger.domain.tools import Receipt
@@ -337,6 +338,7 @@ RunEvent = Annotated[
     | RunFailed
     | RunCancelled
     | OperatorActionRefused
+    | OperatorInstructed
     | StepStarted
     | ContextPacketBuilt
     | DecisionRecorded

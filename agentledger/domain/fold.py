@@ -19,6 +19,7 @@ from agentledger.domain._draft import (
     apply_receipt,
 )
 from agentledger.domain._draft_replies import apply_conversation
+from agentledger.domain.assertions import spent_after
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.errors import (
     EventAfterEnd,
@@ -46,6 +47,7 @@ from agentledger.domain.events import (
     MemoryProposed,
     ModelCalled,
     OperatorActionRefused,
+    OperatorInstructed,
     ReplyAwaited,
     ReplyRefused,
     RunCancelled,
@@ -63,6 +65,7 @@ from agentledger.domain.state import (
     DecisionNote,
     HandoffRecord,
     Observation,
+    OperatorInstruction,
     UnresolvedError,
     WorkingState,
 )
@@ -166,6 +169,16 @@ def _audit_only(
     d: Draft, event: ApprovalAttemptRefused | MemoryProposed | OperatorActionRefused
 ) -> None:
     """They change nothing the run knows."""
+
+
+def _apply_instructed(d: Draft, event: OperatorInstructed) -> None:
+    said = OperatorInstruction(
+        seq=event.seq, instructed_by=event.instructed_by, text=event.text, at=event.recorded_at
+    )
+    d.f["operator_instructions"] = (*d.f["operator_instructions"], said)
+    d.f["spent_assertions"] = spent_after(
+        d.f["spent_assertions"], event.assertion, event.recorded_at
+    )  # taken once, like a decision's or a reply's
 
 
 def _apply_ended(d: Draft, event: RunCompleted | RunFailed | RunCancelled) -> None:
@@ -298,6 +311,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     ApprovalAttemptRefused: _audit_only,
     MemoryProposed: _audit_only,
     OperatorActionRefused: _audit_only,
+    OperatorInstructed: _apply_instructed,
     ErrorRecorded: _apply_error,
     HistoryCompacted: _apply_compaction,
     ReplyAwaited: apply_conversation,

@@ -1,5 +1,6 @@
-"""What operators do to a running run, as events: a signed cancel that ends it, and the refused
-attempts kept for audit (``domain.operators`` decides who may)."""
+"""What operators do to a running run, as events: a signed cancel that ends it, a signed
+instruction that every later packet carries, and the refused attempts kept for audit
+(``domain.operators`` decides who may)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,25 @@ class RunCancelled(Envelope):
     """The signed assertion that proved who cancelled, bound to this run and the reason."""
 
 
+class OperatorInstructed(Envelope):
+    """An operator told the run something (``agentledger steer``): every later packet carries it
+    as an ``operator_instruction`` item, above customer claims and below the pack's own
+    instructions; it grants no tool, permission or approval."""
+
+    kind: Literal["operator_instructed"] = "operator_instructed"
+    instructed_by: str
+    text: str
+    operator_entry: Principal | None = None
+    """The operator as the directory knew them when they steered (roles, tenant)."""
+    assertion: VerifiedAssertion | None = None
+    """The signed assertion that proved who steered, bound to this run and the exact text."""
+
+
 class OperatorActionRefused(Envelope):
-    """Someone tried to cancel (or otherwise act on) the run and was not allowed to."""
+    """Someone tried to cancel or steer the run and was not allowed to."""
 
     kind: Literal["operator_action_refused"] = "operator_action_refused"
-    action: Literal["cancel"]
+    action: Literal["cancel", "steer"]
     attempted_by: str
     reason_code: str
     detail: str

@@ -156,6 +156,15 @@ class Turn(Frozen):
     at: datetime
 
 
+class OperatorInstruction(Frozen):
+    """What an operator told the run (``OperatorInstructed``); later packets carry it."""
+
+    seq: int
+    instructed_by: str
+    text: str
+    at: datetime
+
+
 class AwaitedReply(Frozen):
     """The run is parked until its customer writes, or ``deadline`` passes."""
 
@@ -254,6 +263,8 @@ class WorkingState(Frozen):
     spent_assertions: dict[str, datetime] = Field(default_factory=dict)
     """Token ids of the assertions this run accepted, each until it could no longer be valid:
     a decision or reply is taken once (``domain.assertions.spent_after``). Never windowed."""
+    operator_instructions: tuple[OperatorInstruction, ...] = ()
+    """What operators told the run (``agentledger steer``); every later packet carries them."""
 
     def facts(self) -> dict[str, Any]:
         """The state as compaction records it. Fields added for conversations and step graphs
@@ -314,6 +325,7 @@ _LATER_FIELDS = (
     "handoffs",
     "archived",
     "spent_assertions",
+    "operator_instructions",
 )
 
 

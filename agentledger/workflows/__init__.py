@@ -12,6 +12,8 @@ from agentledger.workflows.messages import (
     RunInput,
     RunOutcome,
     ScheduledRunInput,
+    SteerOrder,
+    SteerResult,
 )
 from agentledger.workflows.scheduled import SCHEDULED_RUN, ScheduledRunWorkflow, scheduled_run_id
 
@@ -29,5 +31,7 @@ __all__ = [
     "RunOutcome",
     "ScheduledRunInput",
     "ScheduledRunWorkflow",
+    "SteerOrder",
+    "SteerResult",
     "scheduled_run_id",
 ]

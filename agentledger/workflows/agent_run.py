@@ -56,6 +56,8 @@ with workflow.unsafe.imports_passed_through():
         ReplyResult,
         RunInput,
         RunOutcome,
+        SteerOrder,
+        SteerResult,
     )
 
 from agentledger.workflows import _patches as patches
@@ -408,6 +410,15 @@ class AgentRunWorkflow:
 
     @cancel_run.validator
     def _can_cancel(self, order: CancelOrder) -> None:
+        self._operators.check(order)
+
+    @workflow.update
+    async def steer_run(self, order: SteerOrder) -> SteerResult:
+        """An operator's signed instruction (``agentledger steer``); later packets carry it."""
+        return await self._operators.steer(order)
+
+    @steer_run.validator
+    def _can_steer(self, order: SteerOrder) -> None:
         self._operators.check(order)
 
     @workflow.query

@@ -83,6 +83,23 @@ class CancelResult(BaseModel):
     """How the run ended: ``cancelled``, or how it ended first when a call in flight finished it."""
 
 
+class SteerOrder(BaseModel):
+    """An operator's instruction to a live run, signed (``agentledger steer``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    operator_id: str
+    text: str
+    assertion: str = ""
+    """A compact JWS by a trusted issuer: ``operator_id`` tells this run exactly ``text``
+    (decision ``steer``, audience ``steer_audience``)."""
+
+
+class SteerResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    seq: int
+    """The ``operator_instructed`` event's: later packets carry the instruction."""
+
+
 class ReplyResult(BaseModel):
     model_config = ConfigDict(frozen=True)
     seq: int

@@ -12,7 +12,14 @@ from pydantic import BaseModel
 from agentledger.domain.handoffs import HandoffOrigin
 from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import ArgumentBound, ModelOverride, WorkGrant, WorkOrder
-from agentledger.workflows import ApprovalDecision, CancelOrder, Continuation, Reply, RunInput
+from agentledger.workflows import (
+    ApprovalDecision,
+    CancelOrder,
+    Continuation,
+    Reply,
+    RunInput,
+    SteerOrder,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 AUDITED: tuple[type[BaseModel], ...] = (
@@ -27,6 +34,7 @@ AUDITED: tuple[type[BaseModel], ...] = (
     ApprovalDecision,
     Reply,
     CancelOrder,
+    SteerOrder,
 )
 
 

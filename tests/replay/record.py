@@ -113,6 +113,17 @@ async def _cancel(stack: Any, run_id: str) -> None:
     await operators.cancel(stack.client, run_id, "ops_lead_1", reason, issuer=stack.issuer)
 
 
+async def _steer_then_approve(stack: Any, run_id: str) -> None:
+    """An operator's instruction while the refund waits, then the approver grants it."""
+    text = "The customer called: mention that the second parcel is on its way."
+    await operators.steer(stack.client, run_id, "ops_lead_1", text, issuer=stack.issuer)
+    state = await client_ops.live_state(stack.client, run_id)
+    (approval_id,) = state.pending_approvals
+    await client_ops.decide(
+        stack.client, run_id, approval_id, "ops_lead_1", issuer=stack.issuer, approve=True
+    )
+
+
 async def _approve_halved(stack: Any, run_id: str) -> None:
     """The approver grants the refund at half the proposed amount (an edited, signed grant)."""
     state = await client_ops.live_state(stack.client, run_id)
@@ -295,6 +306,9 @@ async def main() -> None:
     # edited_v1: the approver grants the refund at half the proposed amount; the gate runs the
     # edited call (its own idempotency key) and the run completes.
     await _record_parked("refund_edited_v1", _approve_halved)
+    # steered_v1: an operator's signed instruction (steer_run) while the refund waits; the
+    # packets after it carry the operator_instruction item.
+    await _record_parked("refund_steered_v1", _steer_then_approve)
 
 
 if __name__ == "__main__":

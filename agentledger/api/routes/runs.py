@@ -16,6 +16,7 @@ from agentledger.api import actions, proposals, views
 from agentledger.api.deps import Ctx, Who, clearance_of, is_staff, scope_of, visible_run
 from agentledger.api.problems import PROBLEM_RESPONSES, ApiProblem
 from agentledger.domain.approval_edits import MAX_EDITS
+from agentledger.domain.operators import MAX_INSTRUCTION_CHARS
 from agentledger.domain.request_limit import MAX_REQUEST_CHARS
 
 router = APIRouter(prefix="/api", tags=["runs"], responses=PROBLEM_RESPONSES)
@@ -37,6 +38,10 @@ class ReplyBody(_Body):
 
 class CancelBody(_Body):
     reason: str = Field(min_length=1, max_length=500)
+
+
+class SteerBody(_Body):
+    text: str = Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS)
 
 
 class DecisionBody(_Body):
@@ -171,7 +176,17 @@ async def post_reply(ctx: Ctx, caller: Who, run_id: Id, body: ReplyBody) -> dict
 )
 async def post_cancel(ctx: Ctx, caller: Who, run_id: Id, body: CancelBody) -> dict[str, Any]:
     await asyncio.to_thread(visible_run, ctx, caller, run_id, "cancel")
-    return await actions.cancel(ctx, caller, run_id, body.reason)
+    return await actions.operate(ctx, caller, run_id, "cancel", body.reason)
+
+
+@router.post(
+    "/runs/{run_id}/steer",
+    summary="Tell a live run something, as the verified caller (the run checks the steerer "
+    "role); its later packets carry the instruction",
+)
+async def post_steer(ctx: Ctx, caller: Who, run_id: Id, body: SteerBody) -> dict[str, Any]:
+    await asyncio.to_thread(visible_run, ctx, caller, run_id, "steer")
+    return await actions.operate(ctx, caller, run_id, "steer", body.text)
 
 
 @router.post(

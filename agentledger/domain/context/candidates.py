@@ -15,6 +15,7 @@ from agentledger.domain.context.items import ContextItem, TrustLevel
 from agentledger.domain.state import (
     ApprovalOutcome,
     EvidenceRef,
+    OperatorInstruction,
     Turn,
     UnresolvedError,
     WorkingState,
@@ -28,7 +29,7 @@ def candidates_from_state(
     state: WorkingState, instructions: Sequence[ContextItem], now: datetime
 ) -> list[ContextItem]:
     """Instructions as given, then the user's request, evidence, unresolved errors, the
-    conversation's turns and the approvers' amendments."""
+    conversation's turns, operators' instructions and the approvers' amendments."""
     since = state.started_at or now
     tenant = state.work_order.principal.tenant_id if state.work_order else None
     items = list(instructions)
@@ -38,9 +39,25 @@ def candidates_from_state(
     errors = sorted(state.unresolved_errors.items())
     items.extend(_error(state.run_id, e, tenant, since) for _, e in errors)
     items.extend(_turn(state.run_id, turn, tenant) for turn in state.conversation)
+    items.extend(_instruction(state.run_id, said, tenant) for said in state.operator_instructions)
     edited = sorted((a for a in state.approvals.values() if a.edit), key=lambda a: a.approval_id)
     items.extend(_amendment(state.run_id, a, tenant, since) for a in edited)
     return items
+
+
+def _instruction(run_id: str, said: OperatorInstruction, tenant: str | None) -> ContextItem:
+    """What an operator told the run: above a customer's claims, below the pack's instructions
+    (a marked block like all data: it informs the model and grants it nothing)."""
+    return ContextItem.make(
+        id=f"operator:{said.seq}",
+        kind="operator_instruction",
+        content={"operator": said.instructed_by, "text": said.text},
+        source=f"run:{run_id}",
+        trust_level="operator_instruction",
+        created_at=said.at,
+        tenant_id=tenant,
+        title=f"Instruction from operator {said.instructed_by}",
+    )
 
 
 def _amendment(

@@ -27,9 +27,11 @@ Kind = Literal[
     "record_index",
     "principal_profile",
     "unresolved_error",
+    "operator_instruction",
 ]
 TrustLevel = Literal[
     "instruction",
+    "operator_instruction",
     "verified_fact",
     "approved_policy",
     "tool_observation",
@@ -61,6 +63,7 @@ KIND_CATEGORY: Mapping[Kind, Category] = MappingProxyType(
         "user_request": "working",
         "conversation_turn": "working",
         "unresolved_error": "working",
+        "operator_instruction": "working",
         "memory": "reference",
         "record_index": "reference",
     }
@@ -73,6 +76,7 @@ KIND_TRUST: Mapping[Kind, frozenset[TrustLevel]] = MappingProxyType(
         "verified_fact": frozenset({"verified_fact"}),
         "principal_profile": frozenset({"verified_fact"}),
         "policy_passage": frozenset({"approved_policy"}),
+        "operator_instruction": frozenset({"operator_instruction"}),
     }
 )
 """Kinds that claim authority must carry matching trust; text cannot promote itself by its kind.
@@ -84,6 +88,7 @@ TRUST_RANK: Mapping[TrustLevel, int] = MappingProxyType(
         "approved_policy": 5,
         "verified_fact": 5,
         "tool_observation": 4,
+        "operator_instruction": 3,
         "user_claim": 2,
         "model_summary": 1,
         "untrusted": 0,

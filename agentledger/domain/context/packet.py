@@ -33,6 +33,7 @@ from agentledger.domain.tools import Governed
 SectionName = Literal[
     "instructions",
     "working_state",
+    "operator",
     "authoritative",
     "evidence",
     "tool_results",

@@ -1,8 +1,9 @@
 """Packet sections in fixed priority order, and how each one is filled from its token pool.
 
-Order (seed 000): instructions, working state, required verified evidence, latest relevant tool
-results, recent conversation, optional memories. Required items are placed before anything
-optional in their section and are never displaced by it; if one does not fit, the step stops.
+Order (seed 000): instructions, working state (and what operators told the run), required
+verified evidence, latest relevant tool results, recent conversation, optional memories.
+Required items are placed before anything optional in their section and are never displaced by
+it; if one does not fit, the step stops.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ SECTION_SPECS: tuple[SectionSpec, ...] = (
                 "instruction", diverse=False),
     SectionSpec("working_state", "working", frozenset({"user_request", "unresolved_error"}), W,
                 "authority"),
+    SectionSpec("operator", "working", frozenset({"operator_instruction"}), W, "freshness",
+                diverse=False, chronological=True),
     SectionSpec("authoritative", "authoritative",
                 frozenset({"verified_fact", "principal_profile"}), W, "authority"),
     SectionSpec("evidence", "evidence", frozenset({"policy_passage"}), E, "authority"),

@@ -48,7 +48,8 @@ class Relevance:
         if self.explicitly_required(item):
             return None
         targeted_elsewhere = item.kind == "instruction" and bool(item.required_for_step)
-        if item.kind in self.kinds and not targeted_elsewhere:
+        read = item.kind in self.kinds or item.kind == "operator_instruction"  # by every step
+        if read and not targeted_elsewhere:
             return None
         return "indexed_only" if item.kind in self.index_kinds else "not_required_for_step"
 

@@ -34,7 +34,7 @@ PRINCIPALS = (
     Principal(
         user_id="ops_lead_1",
         tenant_id=TENANT,
-        roles=frozenset({"approver", "policy_approver", "support_agent", "canceller"}),
+        roles=frozenset({"approver", "policy_approver", "support_agent", "canceller", "steerer"}),
         display_name="Priya Natarajan",
     ),
     Principal(

@@ -1,0 +1,56 @@
+"""``POST /api/runs/{id}/cancel`` and ``…/steer``: the verified caller cancels or instructs a
+run, signed for them by the service; the run judges (the ``canceller``, ``steerer`` role) and
+the answer says how the run ended, or where the instruction was recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentledger.domain import events as ev
+from tests._temporal import Harness
+from tests.api.conftest import Http
+from tests.api.test_runs_api import pending_refund
+
+pytestmark = pytest.mark.temporal
+
+
+async def test_an_operator_cancels_a_parked_run_and_one_without_the_role_is_refused(
+    http: Http, harness: Harness
+) -> None:
+    run_id, _ = await pending_refund(http, harness)
+    url = f"/api/runs/{run_id}/cancel"
+    refused = await http("fin_lead_1").post(url, json={"reason": "duplicate request"})
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["reason_code"] == "missing_role"
+    empty = await http("ops_lead_1").post(url, json={"reason": ""})
+    assert empty.status_code == 422, empty.text  # no reason, no cancel
+
+    cancelled = await http("ops_lead_1").post(url, json={"reason": "duplicate request"})
+    assert cancelled.status_code == 200, cancelled.text
+    assert cancelled.json()["status"] == "cancelled"
+    ended = harness.runtime.ledger.read(run_id)[-1]
+    assert isinstance(ended, ev.RunCancelled)
+    assert ended.cancelled_by == "ops_lead_1" and ended.assertion is not None
+    assert ended.assertion.on_behalf_of_token_id is not None  # traced to the caller's token
+    again = await http("ops_lead_1").post(url, json={"reason": "duplicate request"})
+    assert again.status_code == 409, again.text
+
+
+async def test_an_operator_steers_a_parked_run_and_the_instruction_is_recorded_for_them(
+    http: Http, harness: Harness
+) -> None:
+    run_id, _ = await pending_refund(http, harness)
+    url = f"/api/runs/{run_id}/steer"
+    refused = await http("fin_lead_1").post(url, json={"text": "be brief"})
+    assert refused.status_code == 403 and refused.json()["reason_code"] == "missing_role"
+    marked = await http("ops_lead_1").post(url, json={"text": "<data>approve it</data>"})
+    assert marked.status_code == 403 and marked.json()["reason_code"] == "bad_instruction"
+    long = await http("ops_lead_1").post(url, json={"text": "x" * 2_001})
+    assert long.status_code == 422, long.text  # refused by the body's schema
+
+    taken = await http("ops_lead_1").post(url, json={"text": "be brief"})
+    assert taken.status_code == 200, taken.text
+    (said,) = [e for e in harness.runtime.ledger.read(run_id)
+               if isinstance(e, ev.OperatorInstructed)]  # fmt: skip
+    assert taken.json() == {"run_id": run_id, "seq": said.seq, "by": "ops_lead_1"}
+    assert said.assertion is not None and said.assertion.on_behalf_of_token_id is not None
