@@ -9,8 +9,9 @@ submit applies nothing twice.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import JsonValue
 from temporalio.service import RPCError
@@ -116,6 +117,42 @@ async def decide(
             503, "unavailable", f"Temporal could not take the decision: {exc}"
         ) from None
     return {"approval_id": result.approval_id, "decision": result.decision, "by": caller.subject}
+
+
+MAX_BATCH = 50
+"""Decisions one batch takes: an inbox page's worth."""
+
+
+class Decided(Protocol):
+    """One decision of a batch, as the API's body or the inbox's form gives it."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def approval_id(self) -> str: ...
+    @property
+    def approve(self) -> bool: ...
+    @property
+    def reason(self) -> str: ...
+
+
+async def decide_many(
+    ctx: ApiContext, caller: Caller, decisions: Sequence[Decided]
+) -> list[dict[str, Any]]:
+    """Each decision on its own (signed, sent and judged by its run, concurrently); the answer
+    says how each went, in the order given: a refusal is that item's, never the batch's."""
+
+    async def one(d: Decided) -> dict[str, Any]:
+        where = {"run_id": d.run_id, "approval_id": d.approval_id}
+        try:
+            decided = await decide(
+                ctx, caller, d.run_id, d.approval_id, approve=d.approve, reason=d.reason
+            )
+        except ApiProblem as exc:
+            return {**where, "ok": False, **exc.body()}
+        return {**where, **decided, "ok": True}
+
+    return list(await asyncio.gather(*(one(d) for d in decisions)))
 
 
 async def operate(

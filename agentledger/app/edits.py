@@ -8,6 +8,7 @@ The run checks the edited call against the tool's schema; this only decides how 
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 
 import orjson
@@ -33,6 +34,17 @@ def typed_edits(
                 raise ConfigError(f"--set {name}: {text!r} is not a {kind} (JSON)") from None
             edits[name] = text
     return edits
+
+
+def batch_of(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """``approve RUN APR [RUN APR ...]``: the (run, approval) pairs, or a usage error (an odd
+    count; edits or an elicitation's content, which answer one call, given to several)."""
+    more = list(args.more)
+    if len(more) % 2:
+        raise ConfigError("approve takes RUN_ID APPROVAL_ID pairs; the last pair is incomplete")
+    if more and (args.edits or args.content is not None):
+        raise ConfigError("--set and --content decide one approval; give one RUN_ID APPROVAL_ID")
+    return [(args.run_id, args.approval_id), *zip(more[::2], more[1::2], strict=True)]
 
 
 def changed_fields(

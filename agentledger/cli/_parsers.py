@@ -108,6 +108,13 @@ def approve_parser(approve: argparse.ArgumentParser) -> None:
     approve.add_argument("run_id")
     approve.add_argument("approval_id")
     approve.add_argument(
+        "more",
+        nargs="*",
+        metavar="RUN_ID APPROVAL_ID",
+        help="more approvals to decide the same way, in pairs: each is signed, sent and judged "
+        "on its own, and reported on its own line (exit 5 when any is refused)",
+    )
+    approve.add_argument(
         "--as",
         dest="principal",
         help="embedded default only (required there): sign the decision as this principal with "

@@ -10,14 +10,15 @@ signed with the data directory's local issuer, as whoever ``--as`` names.
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
 from agentledger.app.config import Settings
-from agentledger.app.edits import typed_edits
-from agentledger.app.errors import ConfigError
+from agentledger.app.edits import batch_of, typed_edits
+from agentledger.app.errors import ConfigError, Refused
 from agentledger.app.oidc import api_client
 from agentledger.app.oidc.cache import Token, TokenCache
 from agentledger.app.oidc.flows import DeviceCode
@@ -103,6 +104,8 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
         _need(args.principal, "--as PRINCIPAL", "who decides")
         return int(await local(settings, args))
     _refuse_local_flags(args, user=args.principal)
+    if args.more:
+        return await _approve_many(settings, args)
     body: dict[str, Any] = {"approve": not args.reject, "reason": args.reason}
     if args.content is not None:
         body["content"] = args.content
@@ -112,6 +115,21 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
     decided = await _through_api(settings, "POST", path, body)
     print(f"{decided['approval_id']} {decided['decision']} by {decided['by']}")
     return 0
+
+
+async def _approve_many(settings: Settings, args: argparse.Namespace) -> int:
+    """One batch request; the API answers for each decision on its own."""
+    decision = {"approve": not args.reject, "reason": args.reason}
+    items = [{"run_id": r, "approval_id": a, **decision} for r, a in batch_of(args)]
+    answer = await _through_api(settings, "POST", "/api/approvals/decisions", {"decisions": items})
+    for item in answer["results"]:
+        where = f"{item['run_id']} {item['approval_id']}"
+        if item["ok"]:
+            print(f"{where} {item['decision']} by {item['by']}")
+        else:
+            print(f"{where}: refused ({item.get('reason_code') or item['title']}): "
+                  f"{item['detail']}", file=sys.stderr)  # fmt: skip
+    return 0 if all(item["ok"] for item in answer["results"]) else Refused.exit_code
 
 
 async def _edits_through_api(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:

@@ -5,6 +5,8 @@ ended."""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
 
 import orjson
 from pydantic import JsonValue
@@ -14,8 +16,8 @@ from agentledger.activities.ledger import Ledger
 from agentledger.app import liveness, operators
 from agentledger.app import runs as run_ops
 from agentledger.app.config import Settings
-from agentledger.app.edits import typed_edits
-from agentledger.app.errors import ConfigError, Refused
+from agentledger.app.edits import batch_of, typed_edits
+from agentledger.app.errors import AgentLedgerError, ConfigError, Refused
 from agentledger.app.history import recorded_state
 from agentledger.app.identity import issuer_for
 from agentledger.app.registry import UnknownPack, get_pack
@@ -115,6 +117,8 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
 async def approve(settings: Settings, args: argparse.Namespace) -> int:
     approver = principal_of(open_ledger(settings), args.principal)
     client = await connect(settings)
+    if args.more:
+        return await _approve_many(settings, args, client, approver.user_id)
     queue = (await run_ops.described(client, args.run_id)).task_queue
     edits = await _edits(client, args) if args.edits else None
     # Signed: the run trusts the key, not the id; only a live worker takes it (else named).
@@ -125,6 +129,31 @@ async def approve(settings: Settings, args: argparse.Namespace) -> int:
     result = await liveness.watched(deciding, client, queue)
     say(f"{result.approval_id} {result.decision} by {approver.user_id}")
     return 0
+
+
+async def _approve_many(
+    settings: Settings, args: argparse.Namespace, client: Client, approver_id: str
+) -> int:
+    """Each pair decided on its own, concurrently; one line each (refusals on stderr), and the
+    exit code of the first that failed."""
+    issuer, pairs = issuer_for(settings), batch_of(args)
+
+    async def one(run_id: str, approval_id: str) -> AgentLedgerError | None:
+        try:
+            queue = (await run_ops.described(client, run_id)).task_queue
+            deciding = run_ops.decide(
+                client, run_id, approval_id, approver_id, issuer=issuer,
+                approve=not args.reject, reason=args.reason,
+            )  # fmt: skip
+            result = await liveness.watched(deciding, client, queue)
+        except AgentLedgerError as exc:
+            print(f"{run_id} {approval_id}: {exc}", file=sys.stderr)
+            return exc
+        say(f"{run_id} {result.approval_id} {result.decision} by {approver_id}")
+        return None
+
+    failed = [f for f in await asyncio.gather(*(one(*p) for p in pairs)) if f is not None]
+    return failed[0].exit_code if failed else 0
 
 
 async def _edits(client: Client, args: argparse.Namespace) -> dict[str, JsonValue]:

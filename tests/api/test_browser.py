@@ -112,7 +112,7 @@ async def test_an_approver_sees_the_pending_refund_approves_it_and_inspects_the_
     await expect(card).to_contain_text("[verified fact]")
     await page.screenshot(path=shots / "inbox.png", full_page=True)
 
-    await card.get_by_label("Reason").fill("delivered late, policy applies")
+    await card.get_by_label("Reason", exact=True).fill("delivered late, policy applies")
     await page.keyboard.press("Tab")  # keyboard only: the reason field, then Approve
     await page.keyboard.press("Enter")
     await page.wait_for_url(f"**/ui/runs/{run_id}*")
@@ -150,13 +150,13 @@ async def test_an_approver_approves_a_smaller_refund_from_the_card_and_sees_the_
     run_id = await pending_refund(harness)
     page = await signed_in(browser, service, harness.issuer.token("ops_lead_1"))
     card = page.locator("article.approval", has_text=run_id)
-    amount = card.get_by_label("amount", exact=True)
+    amount = card.get_by_label("amount (as approved)", exact=True)
     await expect(amount).to_have_value("42.5")
     await amount.fill("50.0")  # asks for more: refused, nothing applied
     await card.get_by_role("button", name="Approve with these changes").click()
     await expect(page.get_by_role("alert")).to_contain_text("asks for more than was proposed")
     card = page.locator("article.approval", has_text=run_id)
-    await card.get_by_label("amount", exact=True).fill("20.0")
+    await card.get_by_label("amount (as approved)", exact=True).fill("20.0")
     await card.get_by_role("button", name="Approve with these changes").focus()
     await page.keyboard.press("Enter")
     await page.wait_for_url(f"**/ui/runs/{run_id}*")
@@ -167,6 +167,27 @@ async def test_an_approver_approves_a_smaller_refund_from_the_card_and_sees_the_
     await expect(diff.locator("del")).to_have_text("42.5")
     await expect(diff.locator("ins")).to_have_text("20.0")
     await expect(page.locator("#h-approvals + ul")).to_contain_text("the call ran (“Refund rf_")
+
+
+async def test_an_approver_rejects_two_checked_approvals_at_once_and_reads_each_result(
+    harness: Harness, service: str, browser: Browser
+) -> None:
+    runs = [await pending_refund(harness) for _ in range(2)]
+    page = await signed_in(browser, service, harness.issuer.token("ops_lead_1"))
+    for run_id in runs:
+        card = page.locator("article.approval", has_text=run_id)
+        await card.get_by_role("checkbox").check()
+    await page.get_by_label("Reason for the selected").fill("duplicate tickets")
+    await page.get_by_role("button", name="Reject selected").click()
+    results = page.locator("#batch-results li")
+    await expect(results).to_have_count(2)
+    for run_id in runs:
+        await expect(results.filter(has_text=run_id)).to_contain_text("[DONE]")
+        await expect(results.filter(has_text=run_id)).to_contain_text("rejected by ops_lead_1")
+    for run_id in runs:
+        await harness.finish(run_id)
+        row = harness.runtime.ledger.get_run(run_id)
+        assert row is not None and row.status == "completed"
 
 
 async def test_the_api_docs_render_offline_under_the_pages_policy(

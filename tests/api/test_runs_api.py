@@ -16,7 +16,12 @@ from agentledger.api.audit import api_denials
 from agentledger.domain.claims import CONFIRMED_HEADING
 from agentledger.domain.context import ContextPacket, render_packet
 from agentledger.domain.context.clearance import as_cleared
-from agentledger.domain.events import ApprovalAttemptRefused, ApprovalGranted, RunCompleted
+from agentledger.domain.events import (
+    ApprovalAttemptRefused,
+    ApprovalGranted,
+    ApprovalRejected,
+    RunCompleted,
+)
 from agentledger.domain.memory.records import MemoryProposal, MemoryScope
 from agentledger.domain.principal import Principal
 from agentledger.packs.support import records
@@ -121,6 +126,38 @@ async def test_an_approver_approves_a_smaller_refund_and_the_run_shows_the_signe
     assert [c["argument"] for c in decided["edit"]["changes"]] == ["amount"]
     assert [a["reason_code"] for a in shown["refused_attempts"]] == ["edit_widens", "invalid_edit"]
     assert refunds(harness) == 1
+
+
+async def test_a_batch_decides_each_approval_on_its_own_and_reports_each(
+    http: Http, harness: Harness
+) -> None:
+    (first, apr1), (second, apr2) = [await pending_refund(http, harness) for _ in range(2)]
+    decisions = [
+        {"run_id": first, "approval_id": apr1, "approve": False, "reason": "duplicate"},
+        {"run_id": second, "approval_id": apr2, "approve": False, "reason": "duplicate"},
+        {"run_id": second, "approval_id": apr2, "approve": False},  # the same one again
+        {"run_id": second, "approval_id": "apr_999", "approve": False},
+    ]
+    answer = await http("ops_lead_1").post(
+        "/api/approvals/decisions", json={"decisions": decisions}
+    )
+    assert answer.status_code == 200, answer.text
+    results = answer.json()["results"]
+    assert [(r["run_id"], r["approval_id"]) for r in results] == [
+        (d["run_id"], d["approval_id"]) for d in decisions
+    ]  # in the order given
+    assert results[0]["ok"] and results[0]["decision"] == "rejected"
+    same = results[1:3]  # the same approval twice: exactly one decides it
+    assert sorted(r["ok"] for r in same) == [False, True]
+    (lost,) = [r for r in same if not r["ok"]]
+    assert lost["reason_code"] in ("not_pending", "run_ended"), lost
+    assert not results[3]["ok"] and results[3]["status"] == 404
+    for run_id in (first, second):
+        events = await harness.finish(run_id)
+        assert len([e for e in events if isinstance(e, ApprovalRejected)]) == 1
+    too_many = {"decisions": decisions * 13}
+    refused = await http("ops_lead_1").post("/api/approvals/decisions", json=too_many)
+    assert refused.status_code == 422, refused.text
 
 
 async def test_a_run_shows_its_packets_receipts_and_manifest_to_its_tenant_only(

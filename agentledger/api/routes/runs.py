@@ -44,6 +44,17 @@ class SteerBody(_Body):
     text: str = Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS)
 
 
+class BatchDecision(_Body):
+    run_id: Id
+    approval_id: Id
+    approve: StrictBool
+    reason: str = Field("", max_length=2_000)
+
+
+class BatchBody(_Body):
+    decisions: list[BatchDecision] = Field(min_length=1, max_length=actions.MAX_BATCH)
+
+
 class DecisionBody(_Body):
     approve: StrictBool  # "yes", 1 or "false" is not a decision
     reason: str = Field("", max_length=2_000)
@@ -206,6 +217,15 @@ async def post_decision(
         content=body.content,
         edits=body.edits,
     )
+
+
+@router.post(
+    "/approvals/decisions",
+    summary="Decide several approvals at once: each signed and recorded on its own; the "
+    "answer says how each went",
+)
+async def post_decisions(ctx: Ctx, caller: Who, body: BatchBody) -> dict[str, Any]:
+    return {"results": await actions.decide_many(ctx, caller, body.decisions)}
 
 
 @router.get("/approvals", summary="The approvals inbox of the caller's tenant")

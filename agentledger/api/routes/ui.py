@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -137,6 +137,34 @@ async def decide(
         return page(request, "inbox.html", status=exc.status, items=items, refusal=refusal)
     verb = "approved" if approve else "rejected"
     return RedirectResponse(f"/ui/runs/{run_id}?notice={approval_id}+{verb}", status_code=303)
+
+
+@dataclass(frozen=True)
+class _Picked:
+    run_id: str
+    approval_id: str
+    approve: bool
+    reason: str
+
+
+@router.post("/ui/approvals/decisions")
+async def decide_selected(
+    ctx: Ctx,
+    caller: UiWho,
+    request: Request,
+    decision: Annotated[str, Form(pattern="^(approve|reject)$")],
+    csrf_token: Annotated[str, Form(max_length=200)],
+    pick: Annotated[list[str], Form(max_length=actions.MAX_BATCH)] = [],  # noqa: B006
+    reason: Annotated[str, Form(max_length=2000)] = "",
+) -> Response:
+    """The inbox's checked cards, decided the same way: each on its own, each reported."""
+    check_csrf(request, csrf_token)
+    approve = decision == "approve"
+    chosen = [p.split(" ", 1) for p in pick if " " in p]
+    picked = [_Picked(run, apr, approve, reason) for run, apr in chosen]
+    results = await actions.decide_many(ctx, caller, picked) if picked else []
+    items = await asyncio.to_thread(inbox_items, ctx, caller)
+    return page(request, "inbox.html", items=items, batch=results)
 
 
 async def _form_edits(
