@@ -9,11 +9,14 @@ from collections.abc import Sequence
 
 from agentledger.domain._model import Frozen
 from agentledger.domain.events import ConversationClosed, ReplyAwaited, RunEvent
+from agentledger.domain.graph import ConversationPolicy
 from agentledger.domain.limits import MAX_REPLY_CHARS
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.state import WorkingState
 
 MAX_RECORDED_REPLY_REFUSALS = 10
+MAX_QUEUED_REPLIES = 5
+"""Messages a working run holds for later (double-texting ``queue``/``interrupt``)."""
 
 
 class ReplyRefusal(Frozen):
@@ -36,17 +39,33 @@ def reply_refusal(
             reason_code="not_the_requester",
             detail=f"only the run's requester may reply; {principal_id!r} is not",
         )
-    if state.awaiting is None:
-        return ReplyRefusal(
-            reason_code="not_waiting",
-            detail="the run is not waiting for a reply; try again when it asks or answers",
-        )
+    refusal = _working_refusal(state, manifest.conversation)
+    if refusal is not None:
+        return refusal
     if not text.strip():
         return ReplyRefusal(reason_code="empty_reply", detail="the reply is empty")
     if len(text) > MAX_REPLY_CHARS:
         return ReplyRefusal(
             reason_code="reply_too_long",
             detail=f"the reply has {len(text)} characters; at most {MAX_REPLY_CHARS} are taken",
+        )
+    return None
+
+
+def _working_refusal(state: WorkingState, policy: ConversationPolicy) -> ReplyRefusal | None:
+    """A message while the run works (nothing awaited): refused under ``reject``, held under
+    ``queue`` and ``interrupt`` while fewer than ``MAX_QUEUED_REPLIES`` wait."""
+    if state.awaiting is not None:
+        return None
+    if policy.double_texting == "reject":
+        return ReplyRefusal(
+            reason_code="not_waiting",
+            detail="the run is not waiting for a reply; try again when it asks or answers",
+        )
+    if len(state.queued_replies) >= MAX_QUEUED_REPLIES:
+        return ReplyRefusal(
+            reason_code="queue_full",
+            detail=f"{MAX_QUEUED_REPLIES} messages already wait for the run to take them",
         )
     return None
 

@@ -15,6 +15,11 @@ from pydantic import Field, JsonValue, TypeAdapter, field_validator
 
 from agentledger.domain._model import without_field
 from agentledger.domain.assertions import VerifiedAssertion
+from agentledger.domain.conversation_events import ConversationClosed as ConversationClosed
+from agentledger.domain.conversation_events import ReplyAwaited as ReplyAwaited
+from agentledger.domain.conversation_events import ReplyRefused as ReplyRefused
+from agentledger.domain.conversation_events import ReplyTaken as ReplyTaken
+from agentledger.domain.conversation_events import UserReplied as UserReplied
 from agentledger.domain.decisions import ApprovalEdit, Claim, Decision, ToolCallProposal
 from agentledger.domain.elicitation import ElicitationRequest
 from agentledger.domain.envelope import SCHEMA_VERSION as SCHEMA_VERSION
@@ -249,45 +254,6 @@ class HistoryCompacted(Envelope):
         return without_field(facts, "open_commitments")
 
 
-class ReplyAwaited(Envelope):
-    """The run waits for its customer: to answer the agent's question (``reason="question"``)
-    or, after an answer, for a follow-up (``"follow_up"``), until ``deadline``."""
-
-    kind: Literal["reply_awaited"] = "reply_awaited"
-    reason: Literal["question", "follow_up"]
-    step: str
-    message: str
-    deadline: datetime
-
-
-class UserReplied(Envelope):
-    """The customer's message, from the run's requesting principal."""
-
-    kind: Literal["user_replied"] = "user_replied"
-    text: str
-    principal_id: str
-    reply_id: str
-    assertion: VerifiedAssertion | None = None
-    """The signed assertion that proved the sender (runs whose manifest pins trusted keys)."""
-
-
-class ReplyRefused(Envelope):
-    """A reply that was not taken (another principal, empty, too long, nobody waiting); audit."""
-
-    kind: Literal["reply_refused"] = "reply_refused"
-    attempted_by: str
-    reason_code: str
-    detail: str
-
-
-class ConversationClosed(Envelope):
-    """No message came within the conversation's idle timeout; the run ends politely."""
-
-    kind: Literal["conversation_closed"] = "conversation_closed"
-    reason: Literal["idle_timeout", "max_turns"]
-    message: str
-
-
 class HandoffRequested(Envelope):
     """The run delegated work to a child run under a handoff contract of its manifest; the
     child's own ledger stream is ``child_run_id``."""
@@ -339,6 +305,7 @@ RunEvent = Annotated[
     | RunCancelled
     | OperatorActionRefused
     | OperatorInstructed
+    | ReplyTaken
     | StepStarted
     | ContextPacketBuilt
     | DecisionRecorded

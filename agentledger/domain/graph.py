@@ -12,9 +12,9 @@ profile had (``choose_next_action`` → ``draft_answer``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from agentledger.domain._model import Frozen
 from agentledger.domain.errors import ManifestError
@@ -77,6 +77,9 @@ LEGACY_STEPS = ("choose_next_action", "draft_answer")
 """The two steps of every profile frozen before step graphs existed."""
 
 
+DoubleTexting = Literal["reject", "queue", "interrupt"]
+
+
 class ConversationPolicy(Frozen):
     """A run that talks with its customer: it may wait for replies, and it stays open for
     follow-up messages after an answer until ``idle_timeout_seconds`` pass without one (a durable
@@ -85,6 +88,20 @@ class ConversationPolicy(Frozen):
     idle_timeout_seconds: int = Field(default=3 * 24 * 3600, gt=0)
     max_turns: int = Field(default=200, gt=0)
     closing_message: str = "This conversation was closed after a period without messages."
+    double_texting: DoubleTexting = "reject"
+    """What a customer's message does while the run is working (not waiting for them):
+    ``reject`` it (``not_waiting``: send it when the run asks or answers); ``queue`` it (taken
+    as the reply to the run's next question or answer); or ``interrupt``: taken at the run's
+    next safe point, setting aside what it had decided and not yet done (a call in flight
+    completes; a pending approval is withdrawn), the next step reading it from the entry."""
+
+    @model_serializer(mode="wrap")
+    def _without_defaults_added_later(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Policies frozen before double-texting keep their manifest hashes."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("double_texting") == "reject":
+            data.pop("double_texting")
+        return data
 
 
 def check_graph(

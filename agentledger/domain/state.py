@@ -255,6 +255,9 @@ class WorkingState(Frozen):
     """Under a step graph: the step a ``proceed`` moved the run to (``None``: the entry)."""
     awaiting: AwaitedReply | None = None
     conversation: tuple[Turn, ...] = ()
+    queued_replies: tuple[Turn, ...] = ()
+    """Messages sent while the run worked (double-texting ``queue``/``interrupt``), oldest
+    first: each enters the conversation when the run takes it."""
     reply_refusals: int = 0
     handoffs: dict[str, HandoffRecord] = Field(default_factory=dict)
     """Delegations to child runs, by child run id (``domain.handoffs``)."""
@@ -326,6 +329,7 @@ _LATER_FIELDS = (
     "archived",
     "spent_assertions",
     "operator_instructions",
+    "queued_replies",
 )
 
 

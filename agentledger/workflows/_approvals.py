@@ -97,18 +97,17 @@ class ApprovalDesk:
         with span("agentledger.approval_wait", waiting) as traced:
             with contextlib.suppress(TimeoutError):  # expiry is handled below
                 await workflow.wait_condition(
-                    lambda: approval_id not in run.state.pending_approvals or run.cancelled,
+                    lambda: approval_id not in run.state.pending_approvals or run.stopping,
                     timeout=ttl,
                 )
-            if approval_id in run.state.pending_approvals:  # expired, or withdrawn by a cancel
+            if approval_id in run.state.pending_approvals:  # expired, or withdrawn
                 run.record(ev.ApprovalExpired(**run.stamp(), approval_id=approval_id))
             outcome = run.state.approvals[approval_id]
             traced.set_attribute(OUTCOME, outcome.decision)
         return outcome
 
     def _role_for(self, proposal: ToolCallProposal) -> str:
-        """The role the call's frozen terms ask of its approver (``approver`` for tools without
-        terms, such as an MCP server's elicitation)."""
+        """The role the call's frozen terms ask (``approver`` without terms: an elicitation)."""
         terms = self._run.contracts.get(proposal.tool)
         return terms.approval.approver_role(proposal.arguments) if terms else APPROVER_ROLE
 

@@ -104,6 +104,7 @@ class Conversation:
         if refusal is not None:
             await self._refuse(reply, refusal)
         reply_id = f"rep_{run.state.last_seq + 1}"
+        held = run.state.awaiting is None  # sent while the run works: the policy holds it
         run.record(
             ev.UserReplied(
                 **run.stamp(),
@@ -111,9 +112,21 @@ class Conversation:
                 principal_id=sender,
                 reply_id=reply_id,
                 assertion=proven,
+                queued=held,
             )
         )
-        return ReplyResult(seq=run.state.last_seq, reply_id=reply_id)
+        if held:
+            await run.flush()  # in the ledger before the customer is told it was taken
+        return ReplyResult(seq=run.state.last_seq, reply_id=reply_id, queued=held)
+
+    def take_if_interrupting(self) -> bool:
+        """At a safe point: take the oldest held message when the policy says a message
+        interrupts (``ReplyTaken``: the decided, undone work is set aside); whether it did."""
+        run = self._run
+        if not run.interrupted:
+            return False
+        run.record(ev.ReplyTaken(**run.stamp(), reply_seq=run.state.queued_replies[0].seq))
+        return True
 
     async def _spoken_for(self, reply: Reply, proven: VerifiedAssertion | None) -> bool:
         """Whether the directory was asked about a foreign issuer speaking for the sender; the

@@ -74,6 +74,24 @@ class Run:
         """An operator's cancel was accepted: the run ends at its next safe point."""
         return self.cancel is not None
 
+    @property
+    def interrupted(self) -> bool:
+        """A customer's message waits to interrupt (double-texting ``interrupt``): the run
+        takes it at its next safe point and acts on nothing it decided before."""
+        policy = self._manifest.conversation if self._manifest is not None else None
+        return (
+            policy is not None
+            and policy.double_texting == "interrupt"
+            and bool(self.state.queued_replies)
+            and self.state.awaiting is None
+            and self.state.status == "running"
+        )
+
+    @property
+    def stopping(self) -> bool:
+        """Cancelled, or interrupted: waits wake, and nothing decided before starts."""
+        return self.cancelled or self.interrupted
+
     def pin_manifest(self, manifest: ExecutionManifest, pack: str) -> None:
         """The attempt's manifest, and the tool terms it froze (for a run prepared before
         manifests froze them, its pack's contracts as deployed: that is how it ran)."""

@@ -49,7 +49,7 @@ class Gate:
             if outcome.edit is not None and isinstance(verdict, Allow) and not verdict.approval_id:
                 # An edit that no longer needs approval still ran on the strength of this grant.
                 verdict = verdict.model_copy(update={"approval_id": outcome.approval_id})
-        if self._run.cancelled:  # nothing consequential starts after a cancel
+        if self._run.stopping:  # nothing starts after a cancel or an interrupting message
             return
         if isinstance(verdict, Deny):
             self._record_denial(step, proposal, operation_id, verdict)

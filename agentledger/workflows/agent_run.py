@@ -144,6 +144,7 @@ class AgentRunWorkflow:
     async def _loop(self, params: RunInput) -> None:
         run = self._run
         while not self._operators.end_if_cancelled():
+            self._conversation.take_if_interrupting()
             step = next_step(run.state, run.manifest.step_graph)
             if step is None and run.state.awaiting is not None:
                 closing = await self._conversation.wait()
@@ -335,7 +336,7 @@ class AgentRunWorkflow:
 
     async def _act(self, step: str, decided: CallTool | AskUser | Answer | Delegate | None) -> None:
         run = self._run
-        if run.cancelled:  # the decision stays recorded; nothing acts on it
+        if run.stopping:  # the decision stays recorded; nothing acts on it
             return
         if isinstance(decided, Delegate):
             if not workflow.patched(patches.HANDOFFS):  # no recorded run ever delegated

@@ -104,6 +104,9 @@ class ReplyResult(BaseModel):
     model_config = ConfigDict(frozen=True)
     seq: int
     reply_id: str
+    queued: bool = False
+    """Held: sent while the run worked, taken when it next asks or answers (or, to interrupt,
+    at its next safe point), under the profile's double-texting policy."""
 
 
 class Continuation(BaseModel):

@@ -206,6 +206,38 @@ async def _record_conversation(name: str) -> None:
         print(f"recorded {name}: {len(history.events)} history events")
 
 
+async def _record_double_texted(name: str, pack_name: str) -> None:
+    """A conversation whose customer writes again while the run decides its answer: "red,
+    please", then, while ``respond`` is held (``RESPONDING``), "no, make it blue" (held by the
+    pack's policy: taken after the answer, or interrupting it); then the idle close."""
+    from bench._chat_pack import CUSTOMER, RESPONDING, chat_pack
+
+    pack = chat_pack(pack_name, double_texting="queue" if "queue" in pack_name else "interrupt")
+    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+        order = pack.make_work_order("I'd like to pick a colour", CUSTOMER)
+        handle = await client_ops.start_run(
+            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}",
+            issuer=stack.issuer,
+        )  # fmt: skip
+        await client_ops.wait_for(stack.client, handle.id, pending_approval=False)
+        RESPONDING.clear()
+        try:
+            for text in ("red, please", "no, make it blue"):
+                await client_ops.reply(
+                    stack.client, handle.id, CUSTOMER.user_id, text, issuer=stack.issuer
+                )
+                while (await client_ops.live_state(stack.client, handle.id)).current_step != (
+                    "respond"
+                ):
+                    await asyncio.sleep(0.05)
+        finally:
+            RESPONDING.set()
+        await handle.result()
+        history = await handle.fetch_history()
+        (HISTORIES / f"{name}.json").write_text(history.to_json())
+        print(f"recorded {name}: {len(history.events)} history events")
+
+
 async def _record_single_use(name: str) -> None:
     """A conversation whose replies are single-use and bound to their question: "red, please"
     taken, the same signed reply copied from history and sent again (refused, replayed), a reply
@@ -309,6 +341,10 @@ async def main() -> None:
     # steered_v1: an operator's signed instruction (steer_run) while the refund waits; the
     # packets after it carry the operator_instruction item.
     await _record_parked("refund_steered_v1", _steer_then_approve)
+    # double-texting: a message while the run works, held (chat_queue) or interrupting
+    # (chat_interrupt): user_replied(queued), reply_taken.
+    await _record_double_texted("conversation_queue_v1", "chat_queue")
+    await _record_double_texted("conversation_interrupt_v1", "chat_interrupt")
 
 
 if __name__ == "__main__":
