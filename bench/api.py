@@ -1,5 +1,6 @@
 """The API's own cost: an approval through ``POST …/decision`` against the bare Temporal update,
-a grant with an edited amount against a plain grant, and listing 10,000 runs with a filter.
+a grant with an edited amount against a plain grant, and listing 100,000 runs: filtered,
+searched by request words and a page deep down the cursor.
 
 On one embedded stack (dev server, in-process worker, SQLite ledger) N refund runs are parked on
 their approval. Half are rejected with the bare ``decide_approval`` update (digest known,
@@ -7,11 +8,12 @@ assertion signed by the stack's issuer, no HTTP), half through the API over loop
 (token verified, run authorised and digest read from the ledger, the assertion signed for the
 caller, the same update); the two alternate, so neither gets a warmer stack. Then 2N more are
 granted through the API, alternately as proposed and with the amount halved (the run judges the
-edit: schema, widening, the gate). Then a ledger
-seeded with 10,000 runs (written into the read model directly) is listed through the API with
-a status filter and with the waiting-on-approval filter.
+edit: schema, widening, the gate). Then a ledger seeded with 100,000 runs (written into the read
+model directly) is listed through the API: by status, by waiting-on-approval, by request words
+(every word, any case), by words and requester, and a page nine tenths of the way down the
+cursor.
 
-    python -m bench.api [--runs 40] [--seed-runs 10000] [--lists 200]
+    python -m bench.api [--runs 40] [--seed-runs 100000] [--lists 200]
 
 Targets: approve-through-the-API p50 ≤ 1.5× the bare update's; an edited grant's p50 ≤ 1.2×
 a plain grant's; list p99 < 100 ms.
@@ -38,6 +40,7 @@ from fastapi import FastAPI
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.ledger._tables import runs as runs_table
 from agentledger.api import TrustedIssuer, create_app
+from agentledger.api.routes.runs import page_cursor
 from agentledger.app.identity import Issuer
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision
 from bench._stack import Stack, embedded_stack, free_port
@@ -156,6 +159,9 @@ async def approvals(stack: Stack, n: int) -> dict[str, list[float]]:
     return times
 
 
+REASONS = ("it arrived late", "the box was broken", "wrong size", "never arrived", "duplicate")
+
+
 def seed_runs(ledger: Ledger, count: int) -> None:
     """Rows straight into the runs read model: listing reads nothing else."""
     base = datetime(2026, 1, 1, tzinfo=UTC)
@@ -167,7 +173,7 @@ def seed_runs(ledger: Ledger, count: int) -> None:
             "pack": "support",
             "principal_id": f"usr_{i % 500}",
             "tenant_id": "acme" if i % 3 else "globex",
-            "request_text": f"request {i}",
+            "request_text": f"Refund for order ord_{i}: {REASONS[i % len(REASONS)]}",
             "answer": None,
             "cited_source_ids": None,
             "failure_reason": None,
@@ -197,11 +203,18 @@ async def listing(stack: Stack, count: int, requests: int) -> dict[str, Any]:
             async with httpx.AsyncClient(
                 transport=transport, base_url="http://bench", headers=headers
             ) as http:
+                deep = page_cursor(
+                    datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=count // 10),
+                    f"run_seed_{count // 10:06d}",
+                )  # nine tenths of the way down
                 return {
                     name: await _time_list(http, params, requests)
                     for name, params in (
                         ("status", {"status": "awaiting_approval", "limit": 50}),
                         ("waiting", {"waiting_on_approval": "false", "limit": 50}),
+                        ("search", {"q": "broken box", "limit": 50}),
+                        ("search_requester", {"q": "late", "principal": "usr_5", "limit": 50}),
+                        ("deep_page", {"status": "failed", "cursor": deep, "limit": 50}),
                     )
                 }
         finally:
@@ -234,7 +247,7 @@ def report(times: dict[str, list[float]], lists: dict[str, list[float]]) -> dict
     print(_row("grant via API", times["approve"]))
     print(_row("grant with an edit via API", times["approve_edit"]))
     for name, values in lists.items():
-        print(_row(f"list 10k runs, filter {name}", values))
+        print(_row(f"list, {name}", values))
     ratio = api50 / bare50
     print(f"API / bare p50: {ratio:.2f}x (target <= 1.5x)")
     approve50, edit50 = (
@@ -266,7 +279,7 @@ def report(times: dict[str, list[float]], lists: dict[str, list[float]]) -> dict
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40, help="decisions per path")
-    parser.add_argument("--seed-runs", type=int, default=10_000)
+    parser.add_argument("--seed-runs", type=int, default=100_000)
     parser.add_argument("--lists", type=int, default=200, help="list requests per filter")
     args = parser.parse_args()
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):

@@ -23,7 +23,7 @@ from agentledger.api.mcp_door import MCP_PATH, mcp_server, metadata_routes, tran
 from agentledger.api.problems import ApiProblem, install_handlers, problem_response
 from agentledger.api.routes import admin as routes_admin
 from agentledger.api.routes import hooks as routes_hooks
-from agentledger.api.routes import live, ui
+from agentledger.api.routes import live, ui, ui_runs
 from agentledger.api.routes import memory as routes_memory
 from agentledger.api.routes import runs as routes_runs
 from agentledger.app.identity import Issuer
@@ -89,7 +89,7 @@ def _install_routes(app: FastAPI) -> None:
         routes_runs.router, live.router, routes_admin.router, routes_memory.router,
         routes_hooks.router,
     )  # fmt: skip
-    for router in (*routers, ui.router):
+    for router in (*routers, ui.router, ui_runs.router):
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

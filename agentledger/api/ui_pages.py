@@ -42,7 +42,16 @@ def run_page(ctx: ApiContext, row: RunRow) -> dict[str, Any]:
         "decisions": views.decisions(events),
         "manifest": ctx.ledger.get_manifest_body(row.manifest_hash),
         "answer": shown_answer(row, state),
+        "used": state.used,
+        "currency": _currency(ctx.ledger.get_manifest_body(row.manifest_hash)),
+        "live": state.status == "running",
     }
+
+
+def _currency(manifest: dict[str, Any] | None) -> str:
+    """The currency the run's model is priced in (its cost is summed in it), or ``""``."""
+    price = ((manifest or {}).get("model") or {}).get("price") or {}
+    return str(price.get("currency", ""))
 
 
 def shown_answer(row: RunRow, state: WorkingState) -> str | None:

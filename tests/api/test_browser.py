@@ -20,6 +20,7 @@ import uvicorn
 from fastapi import FastAPI
 from playwright.async_api import Browser, Page, Route, async_playwright, expect
 
+from agentledger.domain import events as ev
 from agentledger.domain.events import ContextPacketBuilt
 from bench._stack import free_port
 from tests._temporal import Harness
@@ -188,6 +189,44 @@ async def test_an_approver_rejects_two_checked_approvals_at_once_and_reads_each_
         await harness.finish(run_id)
         row = harness.runtime.ledger.get_run(run_id)
         assert row is not None and row.status == "completed"
+
+
+async def test_a_customer_starts_a_run_and_an_operator_finds_steers_and_cancels_it(
+    harness: Harness, service: str, browser: Browser
+) -> None:
+    customer = await signed_in(browser, service, harness.issuer.token("usr_73"))
+    await customer.goto("/ui/runs")
+    await customer.get_by_label("Pack to run").select_option("support")
+    await customer.get_by_label("Your request").fill(REQUEST)
+    await customer.get_by_role("button", name="Start the run").click()
+    await customer.wait_for_url("**/ui/runs/run_*")
+    run_id = customer.url.split("/ui/runs/")[1].split("?")[0]
+    await harness.until_approval_or_end(run_id)
+    await harness.in_inbox(run_id)
+
+    page = await signed_in(browser, service, harness.issuer.token("ops_lead_1"))
+    await page.goto("/ui/runs")
+    await page.get_by_label("Request contains").fill("ord_4821 late")
+    await page.get_by_label("Requester").fill("usr_73")
+    await page.get_by_role("button", name="Search").click()
+    await expect(page.locator("#runs tbody tr")).to_have_count(1)
+    await page.get_by_role("link", name=run_id).click()
+    await expect(page.locator("#usage")).to_contain_text("tokens")
+
+    await page.get_by_label("Tell the run").fill("The customer called back: keep it short.")
+    await page.get_by_role("button", name="Send the instruction").click()
+    await expect(page.locator("p.notice")).to_contain_text("instructed")
+    await expect(page.locator("#timeline")).to_contain_text("operator_instructed")
+
+    await page.get_by_label("Reason for cancelling").fill("the customer withdrew the request")
+    await page.get_by_label("Yes, cancel").focus()  # keyboard only: tick, then submit
+    await page.keyboard.press("Space")
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#run-status")).to_have_text("cancelled", timeout=30_000)
+    await expect(page.locator("#h-operate")).to_have_count(0)  # an ended run takes no action
+    events = await harness.finish(run_id)
+    assert isinstance(events[-1], ev.RunCancelled) and events[-1].cancelled_by == "ops_lead_1"
 
 
 async def test_the_api_docs_render_offline_under_the_pages_policy(

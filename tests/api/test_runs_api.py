@@ -227,6 +227,10 @@ async def test_runs_are_listed_by_filter_a_page_at_a_time(http: Http, harness: H
         waiting,
         other.json()["run_id"],
     }
+    for words, found in (("ORD_5101", [other.json()["run_id"]]), ("late 4821", [waiting])):
+        searched = (await ops.get("/api/runs", params={"q": words})).json()["runs"]
+        assert [r["run_id"] for r in searched] == found, words  # every word, any case
+    assert (await ops.get("/api/runs", params={"q": "100%_"})).json()["runs"] == []
     mine = (await http("usr_88").get("/api/runs")).json()["runs"]
     assert {r["principal_id"] for r in mine} == {"usr_88"}
     assert (await http("ops_globex").get("/api/runs")).json()["runs"] == []

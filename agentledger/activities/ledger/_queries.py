@@ -29,6 +29,8 @@ class RunFilter:
     updated_to: datetime | None = None
     waiting_on_approval: bool | None = None
     after: tuple[datetime, str] | None = None
+    text: str | None = None
+    """Words the request must contain (case-insensitive, each anywhere in it)."""
 
 
 def _run_conditions(f: RunFilter) -> list[ColumnElement[bool]]:
@@ -51,6 +53,8 @@ def _run_conditions(f: RunFilter) -> list[ColumnElement[bool]]:
     if f.waiting_on_approval is not None:
         pending = exists().where(approvals.c.run_id == c.run_id, approvals.c.status == "pending")
         found.append(pending if f.waiting_on_approval else ~pending)
+    for word in (f.text or "").split()[:8]:
+        found.append(c.request_text.icontains(word, autoescape=True))
     if f.after is not None:
         at, run_id = f.after
         found.append(or_(c.updated_at < at, and_(c.updated_at == at, c.run_id > run_id)))

@@ -63,11 +63,11 @@ class DecisionBody(_Body):
     """Approve the call with these arguments changed; the run judges the edited call."""
 
 
-def _cursor(at: datetime, run_id: str) -> str:
+def page_cursor(at: datetime, run_id: str) -> str:
     return base64.urlsafe_b64encode(f"{at.isoformat()}|{run_id}".encode()).decode()
 
 
-def _after(cursor: str | None) -> tuple[datetime, str] | None:
+def after_cursor(cursor: str | None) -> tuple[datetime, str] | None:
     if not cursor:
         return None
     try:
@@ -88,6 +88,9 @@ def list_runs(
     updated_from: datetime | None = None,
     updated_to: datetime | None = None,
     waiting_on_approval: bool | None = None,
+    q: Annotated[
+        str | None, Query(max_length=200, description="words the request contains")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> dict[str, Any]:
@@ -100,14 +103,15 @@ def list_runs(
         updated_from=updated_from,
         updated_to=updated_to,
         waiting_on_approval=waiting_on_approval,
-        after=_after(cursor),
+        after=after_cursor(cursor),
+        text=q,
     )
     rows = ctx.ledger.search_runs(where, limit=limit + 1)
     page = rows[:limit]
     more = len(rows) > limit
     return {
         "runs": [views.run_summary(r) for r in page],
-        "next_cursor": _cursor(page[-1].updated_at, page[-1].run_id) if more else None,
+        "next_cursor": page_cursor(page[-1].updated_at, page[-1].run_id) if more else None,
     }
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -26,7 +26,6 @@ from agentledger.api.deps import (
     Ctx,
     clearance_of,
     current_caller,
-    scope_of,
     visible_run,
 )
 from agentledger.api.problems import ApiProblem
@@ -54,7 +53,6 @@ def ui_caller(request: Request) -> Caller:
 
 
 UiWho = Annotated[Caller, Depends(ui_caller)]
-RunStatusChoice = Literal["", "running", "awaiting_approval", "completed", "failed", "cancelled"]
 
 
 def check_csrf(request: Request, csrf_token: str) -> None:
@@ -181,15 +179,6 @@ async def _form_edits(
         return typed_edits(changed_fields(fields, proposed), proposed)
     except ConfigError as exc:
         raise ApiProblem(422, "invalid-edit", str(exc), reason_code="invalid_edit") from None
-
-
-@router.get("/ui/runs")
-def runs(ctx: Ctx, caller: UiWho, request: Request, status: RunStatusChoice = "") -> HTMLResponse:
-    where = scope_of(caller)
-    if status:
-        where = replace(where, status=status)
-    rows = [views.run_summary(r) for r in ctx.ledger.search_runs(where, limit=100)]
-    return page(request, "runs.html", runs=rows, chosen=status)
 
 
 @router.get("/ui/runs/{run_id}")
