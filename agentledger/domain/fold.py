@@ -19,7 +19,7 @@ from agentledger.domain._draft import (
     apply_receipt,
 )
 from agentledger.domain._draft_replies import apply_conversation
-from agentledger.domain.assertions import spent_after
+from agentledger.domain._draft_runs import apply_decision, apply_handoff, apply_instructed
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.errors import (
     EventAfterEnd,
@@ -63,10 +63,6 @@ from agentledger.domain.events import (
     UserReplied,
 )
 from agentledger.domain.state import (
-    DecisionNote,
-    HandoffRecord,
-    Observation,
-    OperatorInstruction,
     UnresolvedError,
     WorkingState,
 )
@@ -172,16 +168,6 @@ def _audit_only(
     """They change nothing the run knows."""
 
 
-def _apply_instructed(d: Draft, event: OperatorInstructed) -> None:
-    said = OperatorInstruction(
-        seq=event.seq, instructed_by=event.instructed_by, text=event.text, at=event.recorded_at
-    )
-    d.f["operator_instructions"] = (*d.f["operator_instructions"], said)
-    d.f["spent_assertions"] = spent_after(
-        d.f["spent_assertions"], event.assertion, event.recorded_at
-    )  # taken once, like a decision's or a reply's
-
-
 def _apply_ended(d: Draft, event: RunCompleted | RunFailed | RunCancelled) -> None:
     d.f.update(status=_ENDED[event.kind], phase="done")
 
@@ -213,68 +199,6 @@ def _apply_started(d: Draft, event: RunStarted) -> None:
     )
 
 
-def _apply_decision(d: Draft, event: DecisionRecorded) -> None:
-    decision = event.decision
-    summary: str = decision.type
-    if decision.type == "call_tool":
-        summary = f"call {decision.proposal.tool}"
-    elif decision.type == "proceed_to_answer":
-        d.f["phase"] = "answering"
-    elif decision.type == "proceed":
-        d.f["at_step"] = decision.to
-        summary = f"proceed to {decision.to}"
-    elif decision.type == "ask_user":
-        summary = "ask the user"
-    elif decision.type == "delegate":
-        summary = f"delegate {decision.handoff}"
-    else:
-        d.f["last_answer"] = decision
-        if decision.proposed_next_action is not None:
-            d.f["proposed_action"] = decision.proposed_next_action
-            d.f["phase"] = "acting"
-            summary = f"answer; propose {decision.proposed_next_action.tool}"
-    d.f["decisions"].append(
-        DecisionNote.trusted(
-            seq=event.seq, step=event.step, decision_type=decision.type, summary=summary
-        )
-    )
-
-
-def _apply_handoff(d: Draft, event: HandoffRequested | HandoffCompleted | HandoffRefused) -> None:
-    """A delegation opens a record; its end closes it. Output comes back as an observation
-    (data for the next step, never instructions); a refusal is fed back as a rejected option."""
-    records = d.f["handoffs"]
-    if isinstance(event, HandoffRequested):
-        if event.child_run_id in records:
-            raise InconsistentEvent(f"handoff #{event.seq}: {event.child_run_id} requested twice")
-        records[event.child_run_id] = HandoffRecord.model_construct(
-            handoff=event.handoff, child_run_id=event.child_run_id, step=event.step,
-            status="requested", output=None, reason_code=None,
-        )  # fmt: skip
-        return
-    opened = records.get(event.child_run_id) if event.child_run_id is not None else None
-    if event.child_run_id is not None and (opened is None or opened.status != "requested"):
-        raise InconsistentEvent(f"{event.kind} #{event.seq}: no open handoff {event.child_run_id}")
-    if isinstance(event, HandoffCompleted):
-        assert opened is not None
-        records[event.child_run_id] = opened.model_copy(
-            update={"status": "completed", "output": event.output}
-        )
-        d.f["observations"][event.child_run_id] = Observation.model_construct(
-            operation_id=event.child_run_id,
-            tool=f"handoff:{event.handoff}",
-            status="succeeded",
-            model_view={"handoff": event.handoff, "output": event.output},
-            observed_at=event.recorded_at,
-        )
-        return
-    if opened is not None:
-        records[opened.child_run_id] = opened.model_copy(
-            update={"status": "refused", "reason_code": event.reason_code}
-        )
-    d.reject(event.seq, f"handoff:{event.handoff}", event.reason_code, event.detail)
-
-
 def _apply_compaction(d: Draft, event: HistoryCompacted) -> None:
     """At the head of a compacted log, load the facts; inside a full log, check them. Either
     way, with a window the run goes on with the bounded state (``domain.window``)."""
@@ -299,7 +223,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     ContextPacketBuilt: _apply_packet,
     BudgetCharged: _apply_charge,
     ModelCalled: _apply_model_called,
-    DecisionRecorded: _apply_decision,
+    DecisionRecorded: apply_decision,
     DecisionRejected: _apply_rejected,
     ToolCallAuthorised: apply_authorised,
     ToolCallDenied: _apply_denied,
@@ -312,7 +236,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     ApprovalAttemptRefused: _audit_only,
     MemoryProposed: _audit_only,
     OperatorActionRefused: _audit_only,
-    OperatorInstructed: _apply_instructed,
+    OperatorInstructed: apply_instructed,
     ErrorRecorded: _apply_error,
     HistoryCompacted: _apply_compaction,
     ReplyAwaited: apply_conversation,
@@ -320,9 +244,9 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     ReplyRefused: apply_conversation,
     ConversationClosed: apply_conversation,
     ReplyTaken: apply_conversation,
-    HandoffRequested: _apply_handoff,
-    HandoffCompleted: _apply_handoff,
-    HandoffRefused: _apply_handoff,
+    HandoffRequested: apply_handoff,
+    HandoffCompleted: apply_handoff,
+    HandoffRefused: apply_handoff,
     RunCompleted: _apply_ended,
     RunFailed: _apply_ended,
     RunCancelled: _apply_ended,
