@@ -42,7 +42,7 @@ from agentledger.domain.context import ContextItem
 from agentledger.domain.events import RunEvent
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.upcasting import upcast
-from agentledger.workflows.agent_run import Continuation, RunInput
+from agentledger.workflows.messages import Continuation, RunInput
 
 # Every activity the workflow schedules, by the input model it sends; an activity missing here
 # fails the decoding, so a new one cannot carry events past this check unseen.

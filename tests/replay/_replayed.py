@@ -32,7 +32,7 @@ from agentledger.app.runtime import workflow_runner
 from agentledger.domain.events import RunEvent
 from agentledger.domain.state import WorkingState
 from agentledger.workflows import AgentRunWorkflow
-from agentledger.workflows.agent_run import Continuation
+from agentledger.workflows.messages import Continuation
 
 
 @dataclass

@@ -50,8 +50,12 @@ async def _working(harness: Harness, pack: str) -> str:
     raise AssertionError("the run never reached its respond step")
 
 
-def _turns(harness: Harness, run_id: str) -> list[tuple[str, str]]:
-    return [(t.role, t.text) for t in project(harness.runtime.ledger.read(run_id)).conversation]
+async def _turns(harness: Harness, run_id: str) -> list[tuple[str, str]]:
+    """The conversation as the ledger holds it, once it holds all the run has recorded (a
+    parked run's last events reach it with the activity it starts as it parks)."""
+    state = await client_ops.live_state(harness.client, run_id)
+    events = await _persisted(harness, run_id, state.last_seq)
+    return [(t.role, t.text) for t in project(events).conversation]
 
 
 async def test_reject_refuses_a_message_while_the_run_works(harness: Harness, held: None) -> None:
@@ -60,7 +64,7 @@ async def test_reject_refuses_a_message_while_the_run_works(harness: Harness, he
         await _send(harness, run_id, "no, make it blue")
     RESPONDING.set()
     assert await _parked(harness, run_id) == "You chose red."
-    assert _turns(harness, run_id)[-1] == ("agent", "You chose red.")
+    assert (await _turns(harness, run_id))[-1] == ("agent", "You chose red.")
 
 
 async def test_queue_takes_the_message_as_the_reply_to_the_next_answer(
@@ -72,14 +76,14 @@ async def test_queue_takes_the_message_as_the_reply_to_the_next_answer(
     assert isinstance(held_event, ev.UserReplied) and held_event.queued
     RESPONDING.set()
     assert await _parked(harness, run_id) == "You chose blue."
-    assert _turns(harness, run_id) == [
+    assert (await _turns(harness, run_id)) == [
         ("agent", QUESTION),
         ("user", "red, please"),
         ("agent", "You chose red."),
         ("user", "no, make it blue"),
         ("agent", "You chose blue."),
     ]
-    assert project(harness.runtime.ledger.read(run_id)).queued_replies == ()
+    assert (await client_ops.live_state(harness.client, run_id)).queued_replies == ()
 
 
 async def test_interrupt_sets_aside_the_undone_answer_and_reads_the_message(
@@ -89,7 +93,7 @@ async def test_interrupt_sets_aside_the_undone_answer_and_reads_the_message(
     assert await _send(harness, run_id, "no, make it blue")
     RESPONDING.set()
     assert await _parked(harness, run_id) == "You chose blue."
-    assert _turns(harness, run_id) == [
+    assert (await _turns(harness, run_id)) == [
         ("agent", QUESTION),
         ("user", "red, please"),
         ("user", "no, make it blue"),
