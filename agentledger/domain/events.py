@@ -2,32 +2,35 @@
 
 Every event shares one envelope (run id, sequence number, time, manifest hash, schema version).
 The workflow is the only author of events; activities persist them. Older stored shapes are
-upgraded on read by ``domain.upcasting``.
+upgraded on read by ``domain.upcasting``. Approvals', conversations' and operators' events live
+in modules of their own (``approval_events``, ``conversation_events``, ``operator_events``) and
+are re-exported here, so ``RunEvent`` stays the one union.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, JsonValue, TypeAdapter, field_validator
 
 from agentledger.domain._model import without_field
-from agentledger.domain.assertions import VerifiedAssertion
+from agentledger.domain.approval_events import ApprovalAttemptRefused as ApprovalAttemptRefused
+from agentledger.domain.approval_events import ApprovalExpired as ApprovalExpired
+from agentledger.domain.approval_events import ApprovalGranted as ApprovalGranted
+from agentledger.domain.approval_events import ApprovalRejected as ApprovalRejected
+from agentledger.domain.approval_events import ApprovalRequested as ApprovalRequested
 from agentledger.domain.conversation_events import ConversationClosed as ConversationClosed
 from agentledger.domain.conversation_events import ReplyAwaited as ReplyAwaited
 from agentledger.domain.conversation_events import ReplyRefused as ReplyRefused
 from agentledger.domain.conversation_events import ReplyTaken as ReplyTaken
 from agentledger.domain.conversation_events import UserReplied as UserReplied
-from agentledger.domain.decisions import ApprovalEdit, Claim, Decision, ToolCallProposal
-from agentledger.domain.elicitation import ElicitationRequest
+from agentledger.domain.decisions import Claim, Decision
 from agentledger.domain.envelope import SCHEMA_VERSION as SCHEMA_VERSION
 from agentledger.domain.envelope import Envelope as Envelope
 from agentledger.domain.operator_events import OperatorActionRefused as OperatorActionRefused
 from agentledger.domain.operator_events import OperatorInstructed as OperatorInstructed
 from agentledger.domain.operator_events import RunCancelled as RunCancelled
-from agentledger.domain.principal import Principal
 from agentledger.domain.tools import Receipt
 from agentledger.domain.workorder import Budget, WorkOrder
 
@@ -130,64 +133,6 @@ class EvidenceRecorded(Envelope):
     title: str
     text: str
     operation_id: str | None = None
-
-
-class ApprovalRequested(Envelope):
-    kind: Literal["approval_requested"] = "approval_requested"
-    approval_id: str
-    operation_id: str
-    proposal: ToolCallProposal
-    proposal_digest: str
-    requested_by: str
-    approver_role: str
-    expires_at: datetime
-    elicitation: ElicitationRequest | None = None
-    """Set when a tool's server asked for human input: the grant must answer it."""
-    eligible_approvers: tuple[str, ...] | None = None
-    """Who the directory said may decide, when it was asked: anyone else is refused before the
-    attempt reaches history. ``None`` in runs recorded before approvers came from the directory."""
-
-
-class ApprovalGranted(Envelope):
-    kind: Literal["approval_granted"] = "approval_granted"
-    approval_id: str
-    approver: str
-    proposal_digest: str
-    content: dict[str, JsonValue] | None = None
-    """The approver's answer to the approval's elicitation (checked against its schema)."""
-    approver_entry: Principal | None = None
-    """The approver as the directory knew them when they decided (roles, tenant)."""
-    assertion: VerifiedAssertion | None = None
-    """The signed assertion that proved who decided (runs whose manifest pins approval keys)."""
-    edit: ApprovalEdit | None = None
-    """Set when the approver approved an edited call: proposed, approved, the difference, and
-    the digest the grant is bound to (the signed assertion covers ``edit_digest``)."""
-
-
-class ApprovalRejected(Envelope):
-    kind: Literal["approval_rejected"] = "approval_rejected"
-    approval_id: str
-    approver: str
-    reason: str
-    approver_entry: Principal | None = None
-    """The approver as the directory knew them when they decided (roles, tenant)."""
-    assertion: VerifiedAssertion | None = None
-    """The signed assertion that proved who decided (runs whose manifest pins approval keys)."""
-
-
-class ApprovalExpired(Envelope):
-    kind: Literal["approval_expired"] = "approval_expired"
-    approval_id: str
-
-
-class ApprovalAttemptRefused(Envelope):
-    """Someone tried to decide an approval and was not allowed to; kept for audit."""
-
-    kind: Literal["approval_attempt_refused"] = "approval_attempt_refused"
-    approval_id: str
-    attempted_by: str
-    reason_code: str
-    detail: str
 
 
 class ErrorRecorded(Envelope):

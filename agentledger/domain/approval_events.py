@@ -1,0 +1,74 @@
+"""Approvals as events: a call held for a person, their decision (granted, possibly with edits;
+rejected; expired) and the attempts refused, kept for audit (``domain.approvals`` decides who
+may; ``domain.fold`` applies them through ``_draft``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import JsonValue
+
+from agentledger.domain.assertions import VerifiedAssertion
+from agentledger.domain.decisions import ApprovalEdit, ToolCallProposal
+from agentledger.domain.elicitation import ElicitationRequest
+from agentledger.domain.envelope import Envelope
+from agentledger.domain.principal import Principal
+
+
+class ApprovalRequested(Envelope):
+    kind: Literal["approval_requested"] = "approval_requested"
+    approval_id: str
+    operation_id: str
+    proposal: ToolCallProposal
+    proposal_digest: str
+    requested_by: str
+    approver_role: str
+    expires_at: datetime
+    elicitation: ElicitationRequest | None = None
+    """Set when a tool's server asked for human input: the grant must answer it."""
+    eligible_approvers: tuple[str, ...] | None = None
+    """Who the directory said may decide, when it was asked: anyone else is refused before the
+    attempt reaches history. ``None`` in runs recorded before approvers came from the directory."""
+
+
+class ApprovalGranted(Envelope):
+    kind: Literal["approval_granted"] = "approval_granted"
+    approval_id: str
+    approver: str
+    proposal_digest: str
+    content: dict[str, JsonValue] | None = None
+    """The approver's answer to the approval's elicitation (checked against its schema)."""
+    approver_entry: Principal | None = None
+    """The approver as the directory knew them when they decided (roles, tenant)."""
+    assertion: VerifiedAssertion | None = None
+    """The signed assertion that proved who decided (runs whose manifest pins approval keys)."""
+    edit: ApprovalEdit | None = None
+    """Set when the approver approved an edited call: proposed, approved, the difference, and
+    the digest the grant is bound to (the signed assertion covers ``edit_digest``)."""
+
+
+class ApprovalRejected(Envelope):
+    kind: Literal["approval_rejected"] = "approval_rejected"
+    approval_id: str
+    approver: str
+    reason: str
+    approver_entry: Principal | None = None
+    """The approver as the directory knew them when they decided (roles, tenant)."""
+    assertion: VerifiedAssertion | None = None
+    """The signed assertion that proved who decided (runs whose manifest pins approval keys)."""
+
+
+class ApprovalExpired(Envelope):
+    kind: Literal["approval_expired"] = "approval_expired"
+    approval_id: str
+
+
+class ApprovalAttemptRefused(Envelope):
+    """Someone tried to decide an approval and was not allowed to; kept for audit."""
+
+    kind: Literal["approval_attempt_refused"] = "approval_attempt_refused"
+    approval_id: str
+    attempted_by: str
+    reason_code: str
+    detail: str
