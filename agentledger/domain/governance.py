@@ -12,45 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Literal
 
 from pydantic import JsonValue, ValidationError
 
-from agentledger.domain._model import Frozen
-from agentledger.domain.arguments import with_defaults
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.decisions import ToolCallProposal
+from agentledger.domain.gate_checks import (
+    handoff_gate_refusal,
+    resource_refusal,
+    work_order_refusal,
+)
 from agentledger.domain.manifest import ExecutionManifest, ToolGrant
-from agentledger.domain.principal import APPROVER_ROLE, Principal
+from agentledger.domain.principal import Principal
 from agentledger.domain.state import WorkingState
-from agentledger.domain.tools import FactBound, Governed
-
-
-class Allow(Frozen):
-    kind: Literal["allow"] = "allow"
-    tool: str
-    tool_version: str
-    arguments: dict[str, JsonValue]
-    arguments_digest: str
-    idempotency_key: str | None
-    approval_id: str | None = None
-
-
-class Deny(Frozen):
-    kind: Literal["deny"] = "deny"
-    reason_code: str
-    detail: str
-    protocol_error: bool = False
-
-
-class NeedsApproval(Frozen):
-    kind: Literal["needs_approval"] = "needs_approval"
-    proposal: ToolCallProposal
-    proposal_digest: str
-    approver_role: str = APPROVER_ROLE
-
-
-Authorization = Allow | Deny | NeedsApproval
+from agentledger.domain.tools import Governed
+from agentledger.domain.verdicts import Allow as Allow
+from agentledger.domain.verdicts import Authorization as Authorization
+from agentledger.domain.verdicts import Deny as Deny
+from agentledger.domain.verdicts import NeedsApproval as NeedsApproval
 
 
 def arguments_digest(tool: str, arguments: Mapping[str, JsonValue]) -> str:
@@ -92,8 +71,8 @@ def authorize(
         return admitted
     contract, grant, arguments = admitted
     refusal = (
-        _work_order_refusal(contract, arguments, state, bounds_with_defaults)
-        or _handoff_gate_refusal(contract.name, state, manifest)
+        work_order_refusal(contract, arguments, state, bounds_with_defaults)
+        or handoff_gate_refusal(contract.name, state, manifest)
         or _policy_refusal(contract, grant, arguments, state, principal)
     )
     if refusal is not None:
@@ -153,52 +132,6 @@ def _admitted(
     return contract, grant, arguments
 
 
-def _handoff_gate_refusal(
-    tool: str, state: WorkingState, manifest: ExecutionManifest
-) -> Deny | None:
-    """A tool a handoff's verdict gates: refused until that handoff completed with a passing
-    value (the verdict is the child's validated output, never the model's word for it)."""
-    for contract in manifest.handoffs:
-        for gate in (g for g in contract.gates if g.tool == tool):
-            output = state.handoff_output(contract.name)
-            if output is None:
-                return Deny(
-                    reason_code="handoff_verdict_required",
-                    detail=f"{tool} needs a completed {contract.name} handoff first",
-                )
-            if output.get(gate.field) not in gate.passes:
-                return Deny(
-                    reason_code="handoff_verdict_blocks",
-                    detail=f"{contract.name} returned {gate.field}={output.get(gate.field)!r}; "
-                    f"{tool} needs one of {list(gate.passes)}",
-                )
-    return None
-
-
-def _work_order_refusal(
-    contract: Governed, arguments: dict[str, JsonValue], state: WorkingState, fill: bool
-) -> Deny | None:
-    """The work order's own grants: only its tools, within its bounds (defaults filled)."""
-    tool, order = contract.name, state.work_order
-    if order is None or order.grants is None:
-        return None
-    grant = next((g for g in order.grants if g.tool == tool), None)
-    if grant is None:
-        return Deny(
-            reason_code="not_in_work_order", detail=f"the work order does not authorise {tool}"
-        )
-    normal = with_defaults(contract.input_schema, arguments) if fill else arguments
-    for bound in grant.bounds:
-        value = normal.get(bound.argument)
-        if value not in bound.allowed:
-            return Deny(
-                reason_code="argument_not_authorised",
-                detail=f"{tool}: {bound.argument}={value!r} is outside what the work order "
-                f"authorises ({len(bound.allowed)} allowed value(s))",
-            )
-    return None
-
-
 def _policy_refusal(
     contract: Governed,
     grant: ToolGrant,
@@ -214,7 +147,7 @@ def _policy_refusal(
     if state.remaining_tool_calls() <= 0:
         return Deny(reason_code="budget_exhausted", detail="no tool calls left in the budget")
     if contract.scope == "write":
-        refusal = _resource_refusal(contract, arguments, state, principal)
+        refusal = resource_refusal(contract, arguments, state, principal)
         if refusal is not None:
             return refusal
         digest = arguments_digest(contract.name, arguments)
@@ -230,61 +163,6 @@ def _policy_refusal(
                 detail=f"{contract.name} with these arguments may already have run; a person "
                 "must check before it is repeated",
             )
-    return None
-
-
-def _resource_refusal(
-    contract: Governed,
-    arguments: dict[str, JsonValue],
-    state: WorkingState,
-    principal: Principal,
-) -> Deny | None:
-    """A write must target a resource a tool has verified as the principal's own."""
-    if contract.resource_argument is None:
-        return None
-    resource_id = str(arguments.get(contract.resource_argument))
-    resource = state.resources.get(resource_id)
-    if resource is None:
-        return Deny(
-            reason_code="resource_not_verified",
-            detail=f"{resource_id} has not been read from the system of record",
-        )
-    if resource.owner_user_id != principal.user_id or resource.tenant_id != principal.tenant_id:
-        return Deny(
-            reason_code="resource_not_owned",
-            detail=f"{resource_id} does not belong to {principal.user_id}",
-        )
-    for bound in contract.fact_bounds:
-        refusal = _bound_refusal(bound, arguments, state, resource_id)
-        if refusal is not None:
-            return refusal
-    return None
-
-
-def _bound_refusal(
-    bound: FactBound, arguments: dict[str, JsonValue], state: WorkingState, resource_id: str
-) -> Deny | None:
-    fact = state.fact(resource_id, bound.fact)
-    value = arguments.get(bound.argument)
-    if fact is None:
-        return Deny(
-            reason_code="fact_not_verified",
-            detail=f"{bound.fact} of {resource_id} is not a verified fact",
-        )
-    if bound.relation == "equals" and value != fact.value:
-        return Deny(
-            reason_code="argument_mismatch",
-            detail=f"{bound.argument}={value!r} but verified {bound.fact}={fact.value!r}",
-        )
-    if bound.relation == "at_most" and not (
-        isinstance(value, int | float)
-        and isinstance(fact.value, int | float)
-        and value <= fact.value
-    ):
-        return Deny(
-            reason_code="exceeds_verified_limit",
-            detail=f"{bound.argument}={value!r} exceeds verified {bound.fact}={fact.value!r}",
-        )
     return None
 
 
