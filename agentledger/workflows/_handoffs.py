@@ -111,11 +111,13 @@ class Handoffs:
         budget: Budget,
         child: asyncio.Future[Any],
     ) -> None:
-        """Wait for the child within the termination's time; cancel it past that or when the
-        parent itself is cancelled (both recorded), then record its output or its failure."""
+        """Wait for the child within the termination's time; cancel it past that, when the
+        parent itself is cancelled or when an operator cancels the parent (each recorded), then
+        record its output or its failure."""
         limit = timedelta(seconds=contract.termination.max_seconds)
+        run = self._run
         try:
-            await workflow.wait_condition(child.done, timeout=limit)
+            await workflow.wait_condition(lambda: child.done() or run.cancelled, timeout=limit)
         except TimeoutError:
             await _cancelled(child)
             self._refuse(contract, child_id, "handoff_timed_out", f"no output within {limit}")
@@ -125,6 +127,11 @@ class Handoffs:
             self._refuse(contract, child_id, "parent_cancelled", "the parent run was cancelled")
             await _cancelled(child)
             raise
+        if not child.done():  # the operator's cancel: the child's work stops with the parent's
+            self._refuse(contract, child_id, "parent_cancelled", "an operator cancelled the run")
+            await _cancelled(child)
+            self._charge(child_id, _allotted(budget))
+            return
         try:
             outcome: ChildOutcome = child.result()
         except ChildWorkflowError as exc:

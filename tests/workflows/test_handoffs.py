@@ -14,6 +14,7 @@ from typing import TypeVar
 import pytest
 from temporalio.client import WorkflowFailureError
 
+from agentledger.app import operators
 from agentledger.app import runs as client_ops
 from agentledger.app.registry import get_pack
 from agentledger.app.render import timeline
@@ -277,3 +278,26 @@ async def test_a_workflow_squatting_on_the_childs_old_id_cannot_block_the_delega
     assert requested.child_run_id != squatter.id
     assert _of(events, ev.HandoffCompleted) and not _of(events, ev.HandoffRefused)
     assert refund_rows(harness) == 1
+
+
+@SQLITE
+async def test_an_operators_cancel_of_the_parent_cancels_the_child_waiting_on_approval(
+    harness: Harness,
+) -> None:
+    run_id = await _start(harness, handoff_packs.REFUNDER.name)
+    child_id = await asyncio.wait_for(_requested_child(harness, run_id), 60)
+    await asyncio.wait_for(_recorded(harness, child_id), 60)
+    await client_ops.wait_for(harness.client, child_id, pending_approval=True)
+
+    why = "the customer withdrew the request"
+    ended = await operators.cancel(harness.client, run_id, "ops_lead_1", why, issuer=harness.issuer)
+    assert ended == "cancelled"
+    await asyncio.wait_for(_ended(harness, child_id), 60)
+
+    events, child = await harness.finish(run_id), _child(harness, run_id)
+    (refused,) = _of(events, ev.HandoffRefused)
+    assert (refused.reason_code, refused.child_run_id) == ("parent_cancelled", child_id)
+    assert isinstance(events[-1], ev.RunCancelled) and events[-1].cancelled_by == "ops_lead_1"
+    assert isinstance(child[-1], ev.RunFailed) and child[-1].reason_code == "cancelled"
+    assert not harness.runtime.ledger.approvals(status="pending", run_id=child_id)
+    assert refund_rows(harness) == 0
