@@ -91,6 +91,13 @@ test_tier() {
         .venv/bin/npm ci --prefix infra/oidc --no-audit --no-fund --silent
         touch "$oidc"
     fi
+    # axe-core, which the browser tests inject into the console's pages (accessibility).
+    local axe="infra/axe/node_modules/.installed-$(sha256sum infra/axe/package-lock.json | cut -c1-16)"
+    if [ ! -f "$axe" ]; then
+        echo "· installing axe-core for the accessibility tests (npm ci --prefix infra/axe)"
+        .venv/bin/npm ci --prefix infra/axe --no-audit --no-fund --silent
+        touch "$axe"
+    fi
 }
 
 export PATH="$PWD/.venv/bin:$PATH"
