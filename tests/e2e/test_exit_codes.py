@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from agentledger.activities.ledger import Ledger
-from agentledger.domain.events import ApprovalGranted, ToolReceiptRecorded
+from agentledger.domain.events import ApprovalGranted, RunCompleted, ToolReceiptRecorded
 from agentledger.domain.fold import project
 from tests.e2e.test_cli import CLI, embedded_env_at
 
@@ -89,6 +89,8 @@ def test_approve_with_set_refunds_the_edited_amount_once_and_refuses_a_wider_one
     (receipt,) = [e.receipt for e in events if isinstance(e, ToolReceiptRecorded)
                   and e.receipt.tool == "create_refund"]  # fmt: skip
     assert receipt.status == "succeeded" and "20.0" in receipt.user_view, receipt.user_view
+    (completed,) = [e for e in events if isinstance(e, RunCompleted)]
+    assert "Your refund of 20.0 EUR" in completed.answer, completed.answer
 
 
 def test_steer_records_an_instruction_and_refuses_one_with_a_data_marker(

@@ -39,6 +39,12 @@ class _View:
     def fact(self, name: str) -> JsonValue:
         return self.facts.get(f"{self.order_id}.{name}")
 
+    def result_of(self, action: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        """What a completed call's receipt showed the model (its tool result in the packet)."""
+        wanted = f"obs:{action.get('operation_id')}"
+        items = (i for s in self.packet.sections for i in s.items if i.kind == "tool_result")
+        return next((_dict(i.content) for i in items if i.id == wanted), {})
+
     def done(self, tool: str, about: str | None = None) -> dict[str, JsonValue] | None:
         """The first completed call of ``tool``; with ``about``, of one about that resource (a
         call recorded before runs kept their resource was about the run's one order)."""
@@ -124,7 +130,7 @@ def _answer(v: _View) -> dict[str, JsonValue]:
         )
     if refund is not None and refund.get("status") == "succeeded":
         return _reply(
-            f"Your refund of {amount_text(v)} for order {v.order_id} has been created "
+            f"Your refund of {refunded_text(v, refund)} for order {v.order_id} has been created "
             f"(receipt {refund.get('receipt_id')}). It reaches your original payment "
             "method within 5 business days.",
             _cite(v, "#late-delivery", "#refund-method"),
@@ -180,6 +186,15 @@ def _explain(v: _View, status: str) -> str:
 
 def amount_text(v: _View) -> str:
     return f"{v.fact('refundable_amount')} {v.fact('currency')}"
+
+
+def refunded_text(v: _View, refund: dict[str, JsonValue]) -> str:
+    """The amount the refund's receipt says was paid: an approver may have approved less than
+    was refundable (an edited grant), and the answer reports what ran."""
+    paid = v.result_of(refund)
+    if "amount" not in paid:
+        return amount_text(v)
+    return f"{paid['amount']} {paid.get('currency', v.fact('currency'))}"
 
 
 def _proposable(v: _View) -> set[str]:
