@@ -135,3 +135,19 @@ async def until_taken(client: Client, run_id: str, timeout: float = 15.0) -> Non
         if (problem := await no_worker(client, description.task_queue, since, bound)) is not None:
             raise ServerUnavailable(f"run {run_id} is not being worked on: {problem}")
         await asyncio.sleep(CHECK_EVERY / 2)
+
+
+STUCK_AFTER_ATTEMPTS = 3
+STUCK_CHECK_SECONDS = 2.0
+
+
+async def stuck_activity(client: Client, run_id: str) -> str | None:
+    """What a running run has failed to get past for several attempts (``None``: nothing)."""
+    description = await client.get_workflow_handle(run_id).describe()
+    for pending in description.raw_description.pending_activities:
+        if pending.attempt >= STUCK_AFTER_ATTEMPTS and pending.HasField("last_failure"):
+            return (
+                f"{pending.activity_type.name} has failed {pending.attempt - 1} times: "
+                f"{pending.last_failure.message}"
+            )
+    return None

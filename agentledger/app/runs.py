@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -97,7 +98,7 @@ async def wait_for(
     """Poll the run's query until it ends or waits on its customer (or, if asked, until an
     approval is pending). No live worker, a failed RPC or the time-out: each a named error."""
     loop = asyncio.get_running_loop()
-    deadline, next_check = loop.time() + timeout, loop.time() + STUCK_CHECK_SECONDS
+    deadline, next_check = loop.time() + timeout, loop.time() + liveness.STUCK_CHECK_SECONDS
     queue = (await described(client, run_id)).task_queue
     while True:
         state = await _watched_state(client, run_id, queue)
@@ -113,7 +114,7 @@ async def wait_for(
                     f"run {run_id} is stuck: {stuck} (it keeps retrying; fix the cause, or "
                     "end it with `temporal workflow terminate`)"
                 )
-            next_check = loop.time() + STUCK_CHECK_SECONDS
+            next_check = loop.time() + liveness.STUCK_CHECK_SECONDS
         if loop.time() > deadline:
             raise StillRunning(
                 f"run {run_id} did not reach an end, an approval or a question within "
@@ -239,21 +240,39 @@ async def reply(
     A run that is continuing as new when the message arrives takes it in its next execution:
     an update refused because the execution it reached closed meanwhile is sent again while
     the run's latest execution is running."""
+
+    async def signed() -> Reply:
+        assertion = issuer.reply_assertion(
+            principal_id,
+            run_id=run_id,
+            text=text,
+            reply_to=await _reply_to(client, run_id),
+            on_behalf_of=on_behalf_of,
+        )
+        return Reply(principal_id=principal_id, text=text, assertion=assertion)
+
+    return await _delivered(client, run_id, signed)
+
+
+async def _delivered(
+    client: Client, run_id: str, signed: Callable[[], Awaitable[Reply]]
+) -> ReplyResult:
+    """Send the reply ``signed`` makes: again while the run continues as new, and signed again
+    once if the run's question changed between reading it and sending."""
     handle = client.get_workflow_handle(run_id)
-    assertion = issuer.reply_assertion(
-        principal_id,
-        run_id=run_id,
-        text=text,
-        reply_to=await _reply_to(client, run_id),
-        on_behalf_of=on_behalf_of,
-    )
-    message = Reply(principal_id=principal_id, text=text, assertion=assertion)
+    message, resigned = await signed(), False
     for _ in range(20):
         try:
             return await handle.execute_update(AgentRunWorkflow.reply, message)
         except WorkflowUpdateFailedError as exc:
-            cause = exc.cause
-            raise Refused(f"reply refused: {getattr(cause, 'message', cause)}") from None
+            code = getattr(exc.cause, "type", None)
+            if code == "assertion_wrong_question" and not resigned:
+                # The run asked (or stopped waiting) between the read and the send: the
+                # message is signed again for what the run waits on now, once.
+                message, resigned = await signed(), True
+                continue
+            detail = getattr(exc.cause, "message", exc.cause)
+            raise Refused(f"reply refused: {detail}", code) from None
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
                 raise NotFound(f"no run {run_id} on this Temporal server") from None
@@ -271,20 +290,5 @@ async def _reply_to(client: Client, run_id: str) -> int | None:
     return awaited.seq if awaited is not None else None
 
 
-STUCK_AFTER_ATTEMPTS = 3
-STUCK_CHECK_SECONDS = 2.0
-
-
-async def stuck_activity(client: Client, run_id: str) -> str | None:
-    """What a running run has failed to get past for several attempts (``None``: nothing)."""
-    description = await client.get_workflow_handle(run_id).describe()
-    for pending in description.raw_description.pending_activities:
-        if pending.attempt >= STUCK_AFTER_ATTEMPTS and pending.HasField("last_failure"):
-            return (
-                f"{pending.activity_type.name} has failed {pending.attempt - 1} times: "
-                f"{pending.last_failure.message}"
-            )
-    return None
-
-
+stuck_activity = liveness.stuck_activity
 has_workers = liveness.has_workers
