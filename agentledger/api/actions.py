@@ -223,7 +223,8 @@ async def reply(ctx: ApiContext, caller: Caller, run_id: str, text: str) -> dict
         told = await asyncio.to_thread(_ended, ctx, run_id)
         raise ApiProblem(409, "run-ended", told, reason_code="run_ended") from None
     except Refused as exc:
-        raise ApiProblem(409, "reply-refused", str(exc)) from None
+        code = exc.reason_code or "refused"
+        raise ApiProblem(409, "reply-refused", str(exc), reason_code=code) from None
     return result.model_dump(mode="json")
 
 
