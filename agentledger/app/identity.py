@@ -13,6 +13,7 @@ to Temporal.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -20,15 +21,17 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from agentledger.app.config import Settings
-from agentledger.app.errors import ConfigError, Refused, in_words
+from agentledger.app.errors import ConfigError, in_words
 from agentledger.app.jwks import jwks, keys_from_jwks
+from agentledger.app.policy_approvals import policy_audience
+from agentledger.app.policy_approvals import verify_policy_approval as verify_policy_approval
 from agentledger.domain.assertions import (
     ALGORITHM,
     TrustedKey,
@@ -47,19 +50,6 @@ LOCAL_ISSUER = "agentledger-local"
 ASSERTION_TTL = timedelta(minutes=5)
 TOKEN_TTL = timedelta(minutes=60)
 KEYS_VARIABLE = "AGENTLEDGER_TRUSTED_KEYS"
-
-
-class PolicyRevision(Protocol):
-    """What a policy approval is about (``activities.retrieval.PolicyDocument`` is one)."""
-
-    @property
-    def tenant_id(self) -> str: ...
-    @property
-    def document_id(self) -> str: ...
-    @property
-    def revision(self) -> str: ...
-    @property
-    def content_hash(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -180,20 +170,18 @@ class Issuer:
             claims["reply_to"] = reply_to
         return self._sign(_on_behalf(claims, on_behalf_of), ttl)
 
-    def cancel_assertion(
-        self, subject: str, *, run_id: str, reason: str, on_behalf_of: VerifiedCaller | None = None
+    def operator_assertion(
+        self,
+        subject: str,
+        action: Literal["cancel", "steer"],
+        *,
+        run_id: str,
+        text: str,
+        on_behalf_of: VerifiedCaller | None = None,
     ) -> str:
-        """``subject`` cancels ``run_id`` for exactly ``reason``, now."""
-        claims = {"sub": subject, "aud": cancel_audience(run_id), "decision": "cancel"}
-        claims["digest"] = reply_digest(reason)
-        return self._sign(_on_behalf(claims, on_behalf_of), ASSERTION_TTL)
-
-    def steer_assertion(
-        self, subject: str, *, run_id: str, text: str, on_behalf_of: VerifiedCaller | None = None
-    ) -> str:
-        """``subject`` tells ``run_id`` exactly ``text``, now."""
-        claims = {"sub": subject, "aud": steer_audience(run_id), "decision": "steer"}
-        claims["digest"] = reply_digest(text)
+        """``subject`` cancels ``run_id`` for the reason ``text``, or tells it ``text``, now."""
+        audience = cancel_audience(run_id) if action == "cancel" else steer_audience(run_id)
+        claims = {"sub": subject, "aud": audience, "decision": action, "digest": reply_digest(text)}
         return self._sign(_on_behalf(claims, on_behalf_of), ASSERTION_TTL)
 
     def policy_assertion(
@@ -234,32 +222,6 @@ def _on_behalf(claims: dict[str, Any], caller: VerifiedCaller | None) -> dict[st
     return {**claims, "obo_iss": caller.issuer, "obo_jti": caller.token_id}
 
 
-def policy_audience(tenant_id: str, document_id: str, revision: str) -> str:
-    return f"policy:{tenant_id}/{document_id}@{revision}"
-
-
-def verify_policy_approval(assertion: str, key: TrustedKey, document: PolicyRevision) -> str:
-    """Who approved ``document``, once ``key`` is shown to have signed it for exactly its tenant,
-    id, revision and content hash (else ``Refused``); an audit record, so not its expiry."""
-    public = jwt.PyJWK({"kty": "OKP", "crv": "Ed25519", "x": key.x}, algorithm=ALGORITHM)
-    try:
-        claims = jwt.decode(
-            assertion,
-            public.key,
-            algorithms=[ALGORITHM],
-            audience=policy_audience(document.tenant_id, document.document_id, document.revision),
-            issuer=key.issuer,
-            options={"verify_exp": False, "require": ["sub", "digest", "iat"]},
-        )
-    except jwt.InvalidAudienceError:
-        raise Refused("the signed approval is not about this revision") from None
-    except jwt.PyJWTError as exc:
-        raise Refused(f"the approval's signature does not verify ({exc})") from None
-    if claims.get("digest") != document.content_hash or claims.get("decision") != "approve":
-        raise Refused("the signed approval is not about this revision's content")
-    return str(claims["sub"])
-
-
 def issuer_for(settings: Settings) -> Issuer:
     """The issuer this process signs with: ``AGENTLEDGER_ISSUER_KEY`` (never created), else the
     data directory's local issuer."""
@@ -294,9 +256,8 @@ def _write_new_key(path: Path) -> None:
     with os.fdopen(fd, "wb") as out:
         out.write(pem)
     try:
-        os.link(draft, path)
-    except FileExistsError:
-        pass
+        with contextlib.suppress(FileExistsError):  # another process's key won: read that one
+            os.link(draft, path)
     finally:
         draft.unlink()
 

@@ -33,8 +33,8 @@ async def cancel(
     order = CancelOrder(
         operator_id=operator_id,
         reason=reason,
-        assertion=issuer.cancel_assertion(
-            operator_id, run_id=run_id, reason=reason, on_behalf_of=on_behalf_of
+        assertion=issuer.operator_assertion(
+            operator_id, "cancel", run_id=run_id, text=reason, on_behalf_of=on_behalf_of
         ),
     )
     result = await _send(client, run_id, AgentRunWorkflow.cancel_run, order, "cancel")
@@ -56,8 +56,8 @@ async def steer(
     order = SteerOrder(
         operator_id=operator_id,
         text=text,
-        assertion=issuer.steer_assertion(
-            operator_id, run_id=run_id, text=text, on_behalf_of=on_behalf_of
+        assertion=issuer.operator_assertion(
+            operator_id, "steer", run_id=run_id, text=text, on_behalf_of=on_behalf_of
         ),
     )
     result = await _send(client, run_id, AgentRunWorkflow.steer_run, order, "steer")

@@ -184,17 +184,11 @@ async def decide(
         content=content,
         edits=edits,
     )
-    assertion = issuer.approval_assertion(
-        approver_id,
-        run_id=run_id,
-        approval_id=approval_id,
-        digest=decision.signed_digest(),
-        approve=approve,
-        on_behalf_of=on_behalf_of,
-    )
-    return await _send_decision(
-        client, run_id, decision.model_copy(update={"assertion": assertion})
-    )
+    signed = issuer.approval_assertion(
+        approver_id, run_id=run_id, approval_id=approval_id, digest=decision.signed_digest(),
+        approve=approve, on_behalf_of=on_behalf_of,
+    )  # fmt: skip
+    return await _send_decision(client, run_id, decision.model_copy(update={"assertion": signed}))
 
 
 async def _shown_digest(client: Client, run_id: str, approval_id: str) -> str:

@@ -8,6 +8,7 @@ import importlib
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -77,15 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], **kwargs)
 
     parsers.stack_parsers(command)
-    parsers.run_parser(command("run", help="start a run and print its id"))
-    parsers.approve_parser(command("approve", help="approve (or --reject) a pending action"))
-    parsers.cancel_parser(
-        command("cancel", help="cancel a live run: it ends at its next safe point, recorded")
-    )
-    parsers.steer_parser(
-        command("steer", help="tell a live run something it does not know: its next packets")
-    )
-    parsers.reply_parser(command("reply", help="the customer's message to a run waiting on them"))
+    _run_commands(command)
     parsers.show_parser(command("show", help="a run's timeline and state, from the ledger"))
     command("approvals", help="the pending approvals inbox")
     verify = command("verify", help="compare the ledger's projection with the live run")
@@ -109,6 +102,19 @@ def _parser() -> argparse.ArgumentParser:
     parsers.serve_parser(command("serve", help="the HTTP API and web UI (approvals inbox, runs)"))
     schedule_parser(command("schedule", help="runs on a calendar (Temporal Schedules)"))
     return parser
+
+
+def _run_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """The commands that start and act on runs: run, approve, cancel, steer and reply."""
+    parsers.run_parser(command("run", help="start a run and print its id"))
+    parsers.approve_parser(command("approve", help="approve (or --reject) a pending action"))
+    parsers.cancel_parser(
+        command("cancel", help="cancel a live run: it ends at its next safe point, recorded")
+    )
+    parsers.steer_parser(
+        command("steer", help="tell a live run something it does not know: its next packets")
+    )
+    parsers.reply_parser(command("reply", help="the customer's message to a run waiting on them"))
 
 
 def _settings(args: argparse.Namespace) -> Settings:

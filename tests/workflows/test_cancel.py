@@ -94,10 +94,12 @@ async def test_a_cancel_nobody_signed_or_signed_for_another_reason_is_refused(
     unsigned = CancelOrder(operator_id="ops_lead_1", reason=WHY)
     assert "assertion_missing" in await refused_update(handle, unsigned)
     assert len(harness.runtime.ledger.read(run_id)) == before  # refused before it was accepted
-    signed = harness.issuer.cancel_assertion("ops_lead_1", run_id=run_id, reason=WHY)
+    signed = harness.issuer.operator_assertion("ops_lead_1", "cancel", run_id=run_id, text=WHY)
     swapped = CancelOrder(operator_id="ops_lead_1", reason="another reason", assertion=signed)
     assert "digest" in await refused_update(handle, swapped)
-    other = harness.issuer.cancel_assertion("ops_lead_1", run_id="run-elsewhere", reason=WHY)
+    other = harness.issuer.operator_assertion(
+        "ops_lead_1", "cancel", run_id="run-elsewhere", text=WHY
+    )
     elsewhere = CancelOrder(operator_id="ops_lead_1", reason=WHY, assertion=other)
     assert "audience" in await refused_update(handle, elsewhere)
     assert refund_rows(harness) == 0

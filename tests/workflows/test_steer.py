@@ -93,7 +93,9 @@ async def test_a_signed_instruction_is_taken_once_and_an_ended_run_takes_none(
     order = SteerOrder(
         operator_id="ops_lead_1",
         text=SAID,
-        assertion=harness.issuer.steer_assertion("ops_lead_1", run_id=run_id, text=SAID),
+        assertion=harness.issuer.operator_assertion(
+            "ops_lead_1", "steer", run_id=run_id, text=SAID
+        ),
     )
     handle = harness.client.get_workflow_handle(run_id)
     await handle.execute_update(AgentRunWorkflow.steer_run, order)

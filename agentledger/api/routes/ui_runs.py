@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from agentledger.activities.ledger import RunRow
 from agentledger.api import actions, views
 from agentledger.api.deps import Ctx, scope_of, visible_run
 from agentledger.api.problems import ApiProblem
@@ -58,12 +59,7 @@ def runs(
     rows = ctx.ledger.search_runs(where, limit=PAGE + 1)
     shown = rows[:PAGE]
     filters = {"status": status, "q": q, "pack": pack, "requester": requester}
-    following = None
-    if len(rows) > PAGE:
-        kept = {k: v for k, v in filters.items() if v}
-        kept |= {k: v.isoformat() for k, v in dates.items() if v is not None}
-        kept["cursor"] = page_cursor(shown[-1].updated_at, shown[-1].run_id)
-        following = f"/ui/runs?{urlencode(kept)}"
+    following = _next_page(filters, dates, shown[-1]) if len(rows) > PAGE else None
     return page(
         request,
         "runs.html",
@@ -73,6 +69,14 @@ def runs(
         next_href=following,
         packs=pack_names(),
     )
+
+
+def _next_page(filters: dict[str, str], dates: dict[str, datetime | None], last: RunRow) -> str:
+    """The next page's link: the same filters, after the last row shown."""
+    kept = {k: v for k, v in filters.items() if v}
+    kept |= {k: v.isoformat() for k, v in dates.items() if v is not None}
+    kept["cursor"] = page_cursor(last.updated_at, last.run_id)
+    return f"/ui/runs?{urlencode(kept)}"
 
 
 def _moment(text: str) -> datetime | None:
