@@ -46,7 +46,8 @@ def _conversation(event: ev.RunEvent) -> str | None:
             verb = "asked" if reason == "question" else "answered"
             return f'{sender} {verb} ({reason}): "{text}"'
         case ev.UserReplied():
-            return f'{sender} replied: "{text}"{_signed(event.assertion)}'
+            held = " while the run worked (held)" if event.queued else ""
+            return f'{sender} replied{held}: "{text}"{_signed(event.assertion)}'
         case ev.ReplyRefused():
             return f"reply by {sender} refused, {reason}: {text}"
         case _:
@@ -55,10 +56,25 @@ def _conversation(event: ev.RunEvent) -> str | None:
 
 def summarize(event: ev.RunEvent) -> str:
     """One short line per event: what happened, with the ids that matter."""
-    for said in (_conversation, _steps, _tools, _approvals, _outcomes):
+    for said in (_conversation, _operators, _steps, _tools, _approvals, _outcomes):
         if (line := said(event)) is not None:
             return line
     return event.kind.replace("_", " ")
+
+
+def _operators(event: ev.RunEvent) -> str | None:
+    """What operators did to the run, and a held message taken to interrupt it."""
+    match event:
+        case ev.RunCancelled():
+            return f"cancelled by {event.cancelled_by}{_signed(event.assertion)}: {event.reason}"
+        case ev.OperatorInstructed():
+            return f'{event.instructed_by} instructed{_signed(event.assertion)}: "{event.text}"'
+        case ev.OperatorActionRefused():
+            return f"{event.action} by {event.attempted_by} refused, {event.reason_code}"
+        case ev.ReplyTaken():
+            return f"held message #{event.reply_seq} taken: what was decided is set aside"
+        case _:
+            return None
 
 
 def _steps(event: ev.RunEvent) -> str | None:
