@@ -160,7 +160,10 @@ async def cancel(settings: Settings, args: argparse.Namespace) -> int:
     _refuse_local_flags(args, user=args.principal)
     path = f"/api/runs/{args.run_id}/cancel"
     ended = await _through_api(settings, "POST", path, {"reason": args.reason})
-    print(f"{args.run_id} {ended['status']} by {ended['by']}")
+    if ended["status"] != "cancelled":  # a call in flight ended the run first: as local says
+        print(f"{args.run_id} ended {ended['status']} before the cancel took effect")
+        return Refused.exit_code
+    print(f"{args.run_id} cancelled by {ended['by']}")
     return 0
 
 

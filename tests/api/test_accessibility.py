@@ -12,21 +12,10 @@ from playwright.async_api import Browser, Page, expect
 from tests._temporal import Harness
 from tests.api.test_browser import browser as browser  # the fixtures
 from tests.api.test_browser import database_url as database_url
-from tests.api.test_browser import pending_refund
+from tests.api.test_browser import pending_refund, signed_in
 from tests.api.test_browser import service as service
 
 AXE = Path(__file__).resolve().parents[2] / "infra" / "axe" / "node_modules" / "axe-core"
-
-
-async def signed_in(browser: Browser, base: str, token: str) -> Page:
-    """As ``test_browser``'s, in a context that lets the test inject axe-core past the pages'
-    Content Security Policy (which refuses inline script, as it should)."""
-    page = await (await browser.new_context(base_url=base, bypass_csp=True)).new_page()
-    await page.goto("/login")
-    await page.get_by_label("Token").fill(token)
-    await page.get_by_role("button", name="Sign in").click()
-    await page.wait_for_url("**/ui/approvals")
-    return page
 
 
 async def violations(page: Page) -> list[str]:
@@ -43,7 +32,7 @@ async def test_every_console_page_passes_axe_and_reads_without_colour(
     harness: Harness, service: str, browser: Browser
 ) -> None:
     run_id = await pending_refund(harness)
-    page = await signed_in(browser, service, harness.issuer.token("ops_lead_1"))
+    page = await signed_in(browser, service, harness.issuer.token("ops_lead_1"), bypass_csp=True)
     for path in ("/ui/approvals", "/ui/runs", f"/ui/runs/{run_id}"):
         await page.goto(path)
         assert await violations(page) == [], path

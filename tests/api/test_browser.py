@@ -62,8 +62,10 @@ async def browser() -> AsyncIterator[Browser]:
         await launched.close()
 
 
-async def signed_in(browser: Browser, base: str, token: str) -> Page:
-    page = await (await browser.new_context(base_url=base)).new_page()
+async def signed_in(browser: Browser, base: str, token: str, *, bypass_csp: bool = False) -> Page:
+    """``bypass_csp``: let a test inject a script (axe-core) past the pages' Content Security
+    Policy, which refuses inline script, as it should."""
+    page = await (await browser.new_context(base_url=base, bypass_csp=bypass_csp)).new_page()
     await page.goto("/login")
     await page.get_by_label("Token").fill(token)
     await page.get_by_role("button", name="Sign in").click()
