@@ -11,6 +11,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from agentledger.domain.events import RunEvent
+from agentledger.domain.forks import ForkOrigin
 from agentledger.domain.handoffs import HandoffOrigin
 from agentledger.domain.model_calls import ModelStepResult, PacketSummary, TokenUsage
 from agentledger.domain.principal import Principal
@@ -30,6 +31,8 @@ class PrepareRunInput(_Message):
     schedule_id: str | None = None
     """Set for a schedule's firing: the schedule the ledger's journal must hold for exactly
     this work order (its requester signed nothing at firing time; the schedule's maker did)."""
+    fork: ForkOrigin | None = None
+    """Set for a fork: the original's ledger must show its work order and the fork point."""
 
 
 class ActivityQueues(_Message):
@@ -48,6 +51,12 @@ class ResumeInput(_Message):
     run_id: str
     state_hash: str
     manifest_hash: str
+
+
+class ForkPointInput(_Message):
+    """A fork's origin: the state there is read from the original's ledger and checked."""
+
+    origin: ForkOrigin
 
 
 class EligibleApproversInput(_Message):
@@ -124,6 +133,7 @@ __all__ = [
     "AppendInput",
     "DirectoryEntry",
     "EligibleApproversInput",
+    "ForkPointInput",
     "LookUpPrincipalInput",
     "ModelStepInput",
     "ModelStepResult",

@@ -116,6 +116,9 @@ class Pack:
     """The grants a work order needs, planned from its trusted fields (request, requester) by
     the worker in ``prepare_run``; a work order may only narrow them. ``None``: the pack plans
     none, and a work order's own grants narrow the profile's."""
+    sandbox: Callable[[Engine, str], Engine] | None = None
+    """A copy of the system of record for fork ``run_id`` (given the production engine), where
+    a fork that is not dry runs its tools; ``None``: the pack's forks run dry only."""
 
     @property
     def contracts(self) -> Mapping[str, ToolContract]:

@@ -13,13 +13,14 @@ from collections.abc import Callable
 from temporalio import activity
 
 from agentledger.activities.messages import AppendInput
+from agentledger.activities.run.fork import Forking
 from agentledger.activities.run.model_step import ModelStepping
 from agentledger.activities.run.prepare import Preparing
 from agentledger.activities.run.tools import ToolCalling
 from agentledger.activities.surface import RunSteps
 
 
-class RunActivities(Preparing, ModelStepping, ToolCalling, RunSteps):
+class RunActivities(Preparing, Forking, ModelStepping, ToolCalling, RunSteps):
     """The run's activities bound to one ledger and the installed packs and models (the
     constructor is ``RunBase``'s)."""
 
@@ -28,6 +29,7 @@ class RunActivities(Preparing, ModelStepping, ToolCalling, RunSteps):
             self.prepare_run,
             self.activity_queues,
             self.resume_run,
+            self.fork_point,
             self.model_step,
             self.execute_tool,
             self.reconcile_tool,

@@ -18,6 +18,7 @@ from agentledger.activities.messages import (
     AppendInput,
     DirectoryEntry,
     EligibleApproversInput,
+    ForkPointInput,
     LookUpPrincipalInput,
     ModelStepInput,
     ModelStepResult,
@@ -29,6 +30,7 @@ from agentledger.activities.messages import (
     ToolStepInput,
 )
 from agentledger.domain.manifest import ExecutionManifest
+from agentledger.domain.state import WorkingState
 from agentledger.domain.tools import Receipt
 
 
@@ -50,6 +52,12 @@ class RunSteps(ABC):
         """The run's manifest from the ledger, once the state carried across continue-as-new
         is shown to be the fold of the run's ledger: what a starter hands a new execution is
         never taken on its word."""
+
+    @activity.defn(name="fork_point")
+    @abstractmethod
+    def fork_point(self, params: ForkPointInput) -> WorkingState:
+        """A fork's first state: the original's at the fork point, read from its ledger, shown
+        to be a completed-operation boundary and to hash as the fork's origin says."""
 
     @activity.defn(name="append_events")
     @abstractmethod

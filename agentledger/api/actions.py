@@ -28,34 +28,12 @@ from agentledger.activities.retrieval import (
 )
 from agentledger.api.auth import Caller
 from agentledger.api.deps import ApiContext, visible_run
-from agentledger.api.problems import ApiProblem, not_found
+from agentledger.api.problems import ApiProblem, not_found, refusal_problem
 from agentledger.app import operators
 from agentledger.app import runs as run_ops
 from agentledger.app.errors import NotFound, Refused, ServerUnavailable
 from agentledger.app.registry import PackInstalledAfterStart, PackLoadError, UnknownPack, get_pack
 from agentledger.domain.conversation import ended
-
-_CONFLICTS = {"not_pending", "digest_mismatch", "expired", "run_ended"}
-"""Refusals about the approval's state rather than the caller's authority: ``409``."""
-_UNPROCESSABLE = {
-    "invalid_edit", "empty_edit", "edit_not_allowed", "argument_mismatch",
-    "exceeds_verified_limit",
-}  # fmt: skip
-"""Edits the run cannot apply (outside the schema, against verified facts): ``422``."""
-
-
-def refusal_problem(exc: Refused) -> ApiProblem:
-    code = exc.reason_code or "refused"
-    status = 409 if code in _CONFLICTS or code == "refused" else 403
-    status = 422 if code in _UNPROCESSABLE else status
-    detail = (
-        str(exc)
-        .removeprefix("approval refused: ")
-        .removeprefix("reply refused: ")
-        .removeprefix("cancel refused: ")
-        .removeprefix("steer refused: ")
-    )
-    return ApiProblem(status, code.replace("_", "-"), detail, reason_code=code)
 
 
 def shown_digest(ctx: ApiContext, caller: Caller, run_id: str, approval_id: str) -> str:

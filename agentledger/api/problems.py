@@ -27,6 +27,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agentledger.app.errors import Refused
+
 PROBLEM_BASE = "https://agentledger.dev/problems/"
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 
@@ -123,3 +125,29 @@ def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _on_validation)
     app.add_exception_handler(StarletteHTTPException, _on_http)
     app.add_exception_handler(Exception, _on_unexpected)
+
+
+_CONFLICTS = {"not_pending", "digest_mismatch", "expired", "run_ended"}
+"""Refusals about the approval's state rather than the caller's authority: ``409``."""
+_UNPROCESSABLE = {
+    "invalid_edit", "empty_edit", "edit_not_allowed", "argument_mismatch",
+    "exceeds_verified_limit", "fork_point_unknown", "fork_point_mid_operation",
+    "fork_point_ended", "fork_without_sandbox", "unknown_profile",
+}  # fmt: skip
+"""Edits the run cannot apply (outside the schema, against verified facts) and fork points a
+fork cannot start from: ``422``."""
+
+
+def refusal_problem(exc: Refused) -> ApiProblem:
+    code = exc.reason_code or "refused"
+    status = 409 if code in _CONFLICTS or code == "refused" else 403
+    status = 422 if code in _UNPROCESSABLE else status
+    detail = (
+        str(exc)
+        .removeprefix("approval refused: ")
+        .removeprefix("reply refused: ")
+        .removeprefix("cancel refused: ")
+        .removeprefix("steer refused: ")
+        .removeprefix("fork refused: ")
+    )
+    return ApiProblem(status, code.replace("_", "-"), detail, reason_code=code)

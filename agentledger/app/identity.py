@@ -42,6 +42,7 @@ from agentledger.domain.assertions import (
     start_audience,
     steer_audience,
 )
+from agentledger.domain.forks import fork_audience
 from agentledger.domain.workorder import WorkOrder, work_order_digest
 
 API_AUDIENCE = "agentledger-api"
@@ -182,6 +183,24 @@ class Issuer:
         """``subject`` cancels ``run_id`` for the reason ``text``, or tells it ``text``, now."""
         audience = cancel_audience(run_id) if action == "cancel" else steer_audience(run_id)
         claims = {"sub": subject, "aud": audience, "decision": action, "digest": reply_digest(text)}
+        return self._sign(_on_behalf(claims, on_behalf_of), ASSERTION_TTL)
+
+    def fork_assertion(
+        self,
+        subject: str,
+        *,
+        run_id: str,
+        digest: str,
+        on_behalf_of: VerifiedCaller | None = None,
+    ) -> str:
+        """``subject`` starts ``run_id`` as the fork whose work order and origin ``digest``
+        binds (``domain.forks.fork_digest``), now."""
+        claims = {
+            "sub": subject,
+            "aud": fork_audience(run_id),
+            "decision": "fork",
+            "digest": digest,
+        }
         return self._sign(_on_behalf(claims, on_behalf_of), ASSERTION_TTL)
 
     def policy_assertion(

@@ -222,6 +222,7 @@ class Runtime:
                 run.prepare_run,
                 run.activity_queues,
                 run.resume_run,
+                run.fork_point,
                 run.append_events,
                 *MemoryActivities(self.ledger, memory).all(),
                 *DirectoryActivities(

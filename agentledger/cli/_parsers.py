@@ -163,6 +163,23 @@ def steer_parser(steer: argparse.ArgumentParser) -> None:
     )
 
 
+def fork_parser(fork: argparse.ArgumentParser) -> None:
+    fork.add_argument("run_id")
+    fork.add_argument("--at", type=int, required=True, help="the event (seq) to fork from")
+    fork.add_argument(
+        "--as",
+        dest="principal",
+        help="embedded default only (required there): sign the fork as this principal (role "
+        "forker) with the data directory's local issuer key",
+    )
+    fork.add_argument("--model", help="a model provider configured on the workers, by name")
+    fork.add_argument("--profile", help="another agent profile of the run's pack, by id")
+    fork.add_argument(
+        "--dry", action="store_true", help="refuse every consequential call (else: the sandbox)"
+    )
+    fork.add_argument("--wait", action="store_true", help="wait for an end, approval or question")
+
+
 def reply_parser(reply: argparse.ArgumentParser) -> None:
     reply.add_argument("run_id")
     reply.add_argument("text")

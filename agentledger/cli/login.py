@@ -180,6 +180,20 @@ async def steer(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def fork(settings: Settings, args: argparse.Namespace) -> int:
+    if api_url() is None:
+        from agentledger.cli.runs import fork as local
+
+        _need(args.principal, "--as PRINCIPAL", "who forks")
+        return int(await local(settings, args))
+    _refuse_local_flags(args, user=args.principal, wait=args.wait)
+    body = {"at": args.at, "dry": args.dry, "model": args.model, "profile": args.profile}
+    started = await _through_api(settings, "POST", f"/api/runs/{args.run_id}/fork", body)
+    print(started["run_id"])
+    print(f"· forked from {args.run_id} at #{args.at} by {started['by']}")
+    return 0
+
+
 async def _through_api(
     settings: Settings, method: str, path: str, body: dict[str, Any] | None = None
 ) -> dict[str, Any]:

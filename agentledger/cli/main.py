@@ -30,7 +30,17 @@ _COMMANDS = {
     # without it, to agentledger.cli.runs (the embedded default's local issuer).
     **{
         name: f"agentledger.cli.login:{name}"
-        for name in ("run", "approve", "cancel", "steer", "reply", "login", "logout", "whoami")
+        for name in (
+            "run",
+            "approve",
+            "cancel",
+            "steer",
+            "fork",
+            "reply",
+            "login",
+            "logout",
+            "whoami",
+        )
     },
     "verify": "agentledger.cli.runs:verify",
     "demo": "agentledger.cli.demo:demo",
@@ -105,7 +115,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
-    """The commands that start and act on runs: run, approve, cancel, steer and reply."""
+    """The commands that start and act on runs: run, approve, cancel, steer, fork and reply."""
     parsers.run_parser(command("run", help="start a run and print its id"))
     parsers.approve_parser(command("approve", help="approve (or --reject) a pending action"))
     parsers.cancel_parser(
@@ -113,6 +123,9 @@ def _run_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     )
     parsers.steer_parser(
         command("steer", help="tell a live run something it does not know: its next packets")
+    )
+    parsers.fork_parser(
+        command("fork", help="start a new run from a run's state at one of its events")
     )
     parsers.reply_parser(command("reply", help="the customer's message to a run waiting on them"))
 

@@ -13,7 +13,7 @@ from pydantic import JsonValue
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from agentledger.activities.ledger import Ledger
-from agentledger.app import liveness, operators
+from agentledger.app import forks, liveness, operators
 from agentledger.app import runs as run_ops
 from agentledger.app.config import Settings
 from agentledger.app.edits import batch_of, typed_edits
@@ -29,6 +29,7 @@ from agentledger.domain.conversation import closed, ended
 from agentledger.domain.events import RunFailed
 from agentledger.domain.fold import project
 from agentledger.domain.state import WorkingState
+from agentledger.domain.workorder import ModelOverride
 
 
 async def reply(settings: Settings, args: argparse.Namespace) -> int:
@@ -192,6 +193,35 @@ async def steer(settings: Settings, args: argparse.Namespace) -> int:
     seq = await liveness.watched(steering, client, queue)
     say(f"{args.run_id} instructed by {operator.user_id} (event #{seq})")
     return 0
+
+
+async def fork(settings: Settings, args: argparse.Namespace) -> int:
+    """Start a fork of a run at one of its events as ``--as``, signed with the local issuer;
+    returns once the fork has taken up the run's state there (or refused to)."""
+    ledger = open_ledger(settings)
+    operator = principal_of(ledger, args.principal)
+    model = ModelOverride(provider=args.model) if args.model else None
+    plan = forks.plan_fork(
+        ledger,
+        args.run_id,
+        args.at,
+        operator.user_id,
+        dry=args.dry,
+        model=model,
+        profile=args.profile,
+    )
+    client = await connect(settings)
+    run_id = await forks.start_fork(client, settings.task_queue, plan, issuer=issuer_for(settings))
+    say(run_id)
+    await liveness.until_taken(client, run_id)
+    started = await forks.forked(ledger, run_id)
+    mode = "dry" if started.dry else "against the pack's sandbox"
+    say(f"· forked from {args.run_id} at #{args.at} ({mode}), state {started.facts_hash[:19]}")
+    if not args.wait:
+        return 0
+    return await report(
+        client, await run_ops.wait_for(client, run_id, pending_approval=True), ledger
+    )
 
 
 async def verify(settings: Settings, args: argparse.Namespace) -> int:

@@ -35,7 +35,7 @@ from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.principal import Principal, canonical_user_id, tenant_covers
 
 ALGORITHM = "EdDSA"
-AssertedDecision = Literal["approve", "reject", "reply", "start", "cancel", "steer"]
+AssertedDecision = Literal["approve", "reject", "reply", "start", "cancel", "steer", "fork"]
 """JWS ``alg`` of every assertion: Ed25519 (RFC 8037), deterministic and small."""
 
 MAX_LIFETIME_SECONDS = 15 * 60

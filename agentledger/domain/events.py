@@ -31,6 +31,7 @@ from agentledger.domain.envelope import Envelope as Envelope
 from agentledger.domain.operator_events import OperatorActionRefused as OperatorActionRefused
 from agentledger.domain.operator_events import OperatorInstructed as OperatorInstructed
 from agentledger.domain.operator_events import RunCancelled as RunCancelled
+from agentledger.domain.operator_events import RunForked as RunForked
 from agentledger.domain.tools import Receipt
 from agentledger.domain.workorder import Budget, WorkOrder
 
@@ -248,6 +249,7 @@ RunEvent = Annotated[
     | RunCompleted
     | RunFailed
     | RunCancelled
+    | RunForked
     | OperatorActionRefused
     | OperatorInstructed
     | ReplyTaken

@@ -55,6 +55,7 @@ from agentledger.domain.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunForked,
     RunStarted,
     StepStarted,
     ToolCallAuthorised,
@@ -217,6 +218,16 @@ def _apply_compaction(d: Draft, event: HistoryCompacted) -> None:
         d.reset(state)
 
 
+def _apply_forked(d: Draft, event: RunForked) -> None:
+    """A fork goes on from its origin's state at the fork point, under its own run id."""
+    if d.f["status"] != "running" or d.f["last_seq"] != 1:
+        raise InconsistentEvent(f"run_forked #{event.seq} must follow the run's start")
+    loaded = WorkingState.model_validate(event.facts)
+    if loaded.run_id != event.origin_run_id or state_hash(loaded) != event.facts_hash:
+        raise InconsistentEvent(f"run_forked #{event.seq}: facts do not match their hash")
+    d.reset(loaded.model_copy(update={"run_id": event.run_id}))
+
+
 _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     RunStarted: _apply_started,
     StepStarted: _apply_step,
@@ -239,6 +250,7 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     OperatorInstructed: apply_instructed,
     ErrorRecorded: _apply_error,
     HistoryCompacted: _apply_compaction,
+    RunForked: _apply_forked,
     ReplyAwaited: apply_conversation,
     UserReplied: apply_conversation,
     ReplyRefused: apply_conversation,

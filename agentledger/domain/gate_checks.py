@@ -14,6 +14,20 @@ from agentledger.domain.tools import FactBound, Governed
 from agentledger.domain.verdicts import Deny
 
 
+def fork_refusal(contract: Governed, manifest: ExecutionManifest) -> Deny | None:
+    """A dry fork's consequential calls and writes: refused, so it acts on nothing."""
+    origin = manifest.fork_origin
+    if origin is None or not origin.dry:
+        return None
+    if contract.scope != "write" and contract.risk != "consequential":
+        return None
+    return Deny(
+        reason_code="fork_dry",
+        detail=f"{contract.name} is consequential, and this is a dry fork of {origin.run_id} "
+        f"at #{origin.seq}: it acts on nothing",
+    )
+
+
 def handoff_gate_refusal(
     tool: str, state: WorkingState, manifest: ExecutionManifest
 ) -> Deny | None:

@@ -18,6 +18,7 @@ from pydantic import JsonValue, ValidationError
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.decisions import ToolCallProposal
 from agentledger.domain.gate_checks import (
+    fork_refusal,
     handoff_gate_refusal,
     resource_refusal,
     work_order_refusal,
@@ -72,6 +73,7 @@ def authorize(
     contract, grant, arguments = admitted
     refusal = (
         work_order_refusal(contract, arguments, state, bounds_with_defaults)
+        or fork_refusal(contract, manifest)
         or handoff_gate_refusal(contract.name, state, manifest)
         or _policy_refusal(contract, grant, arguments, state, principal)
     )

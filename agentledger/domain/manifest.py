@@ -17,6 +17,7 @@ from agentledger.domain.assertions import TrustedKey
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.context import StepProfile, TokenBudget
 from agentledger.domain.errors import ManifestError
+from agentledger.domain.forks import ForkOrigin
 from agentledger.domain.graph import ConversationPolicy, StepGraph, check_graph
 from agentledger.domain.handoffs import HandoffContract, HandoffOrigin, check_handoffs
 from agentledger.domain.mcp import (
@@ -148,19 +149,17 @@ class ExecutionManifest(Frozen):
     the pack plans none (the work order's own, if any, narrow the profile's), or a manifest
     frozen before grants were planned by the worker, whose run took them as sent."""
 
+    fork_origin: ForkOrigin | None = None
+    """Set on a fork's manifest: the run and seq it started from, the state hash it started
+    with, who forked it and whether it runs dry (``domain.forks``)."""
+
     def canonical(self) -> dict[str, Any]:
         """The JSON the hash is over. Fields added since are left out while empty, so manifests
         frozen before they existed keep their hashes (events and ledger rows refer to them)."""
         optional = (
-            "mcp_servers",
-            "tool_terms",
-            "step_graph",
-            "conversation",
-            "trusted_keys",
-            "handoffs",
-            "handoff_origin",
-            "bound_claims",
-        )
+            "mcp_servers", "tool_terms", "step_graph", "conversation", "trusted_keys",
+            "handoffs", "handoff_origin", "bound_claims", "fork_origin",
+        )  # fmt: skip
         exclude: dict[str, Any] = {name: True for name in optional if not getattr(self, name)}
         if self.compaction.window is None:
             exclude["compaction"] = {"window"}
@@ -250,6 +249,7 @@ def resolve_manifest(
     trusted_keys: tuple[TrustedKey, ...] = (),
     handoff_origin: HandoffOrigin | None = None,
     work_order_grants: tuple[WorkGrant, ...] | None = None,
+    fork_origin: ForkOrigin | None = None,
 ) -> ExecutionManifest:
     """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests;
     each MCP server in the profile arrives as the pin discovery made of it; ``contracts`` are
@@ -294,4 +294,5 @@ def resolve_manifest(
         handoff_origin=handoff_origin,
         bound_claims=True,
         work_order_grants=work_order_grants,
+        fork_origin=fork_origin,
     )

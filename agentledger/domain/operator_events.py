@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import JsonValue
+
 from agentledger.domain.assertions import VerifiedAssertion
 from agentledger.domain.envelope import Envelope
 from agentledger.domain.principal import Principal
@@ -46,3 +48,21 @@ class OperatorActionRefused(Envelope):
     attempted_by: str
     reason_code: str
     detail: str
+
+
+class RunForked(Envelope):
+    """The run is a fork: it goes on from ``facts``, another run's exact state at one of its
+    completed-operation boundaries (``domain.forks``). ``facts_hash`` is that run's state hash
+    at ``origin_seq``; the fold takes the facts under this run's id."""
+
+    kind: Literal["run_forked"] = "run_forked"
+    origin_run_id: str
+    origin_seq: int
+    facts: dict[str, JsonValue]
+    facts_hash: str
+    dry: bool
+    forked_by: str
+    operator_entry: Principal | None = None
+    """The operator as the directory knew them when they forked (roles, tenant)."""
+    assertion: VerifiedAssertion | None = None
+    """The signed assertion that proved who forked, bound to the work order and the origin."""

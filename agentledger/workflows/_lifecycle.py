@@ -21,12 +21,14 @@ with workflow.unsafe.imports_passed_through():
         undecodable_work_order,
         work_order_problem,
     )
+    from agentledger.domain.manifest import ExecutionManifest
     from agentledger.domain.window import WINDOW
     from agentledger.domain.workorder import WorkOrder
     from agentledger.workflows.messages import Continuation, RunInput
 
 from agentledger.workflows import _patches as patches
 from agentledger.workflows._core import LOCAL_TIMEOUT, MODEL_TIMEOUT, RETRY, Run, cause
+from agentledger.workflows._forks import Forker, proven_forker, take_fork_point
 from agentledger.workflows._start import started_work_order
 from agentledger.workflows._tracing import MANIFEST_HASH, OUTCOME, of_run, span
 
@@ -69,19 +71,49 @@ class Lifecycle:
         run.fail(reason_code, message)
 
     async def start(self, params: RunInput) -> None:
+        if self._refused_input(params):
+            return
+        self._run.queues = await self.queues(params)
+        manifest = await self._prepared(params)
+        if manifest is None:
+            return
+        run = self._run
+        run.pin_manifest(manifest, params.work_order.pack)
+        forker: Forker | None = None
+        if params.fork is not None:  # started by its operator, not its requester
+            proven = await proven_forker(params, params.fork, manifest)
+            if isinstance(proven, ApprovalRefusal):
+                self.refuse(params.work_order, proven.reason_code, proven.detail)
+                return
+            forker = proven
+        started = await started_work_order(params, manifest)
+        if isinstance(started, ApprovalRefusal):  # the requester's signature does not hold
+            self.refuse(params.work_order, started.reason_code, started.detail)
+            return
+        run.record(
+            ev.RunStarted(**run.stamp(), work_order=started, policy_version=manifest.policy_version)
+        )
+        if params.fork is not None and forker is not None:
+            await take_fork_point(run, params.fork, forker)
+
+    def _refused_input(self, params: RunInput) -> bool:
+        """Whether the input was refused (and recorded) before any activity."""
         if workflow.patched(patches.WORK_ORDER_LIMITS):
             problem = work_order_problem(params.work_order)
-            if problem is not None:  # refused before any activity, recorded in a size that fits
+            if problem is not None:  # recorded in a size that fits
                 self.refuse(bounded_work_order(params.work_order), "work_order_refused", problem)
-                return
+                return True
         forged = params.run_id != workflow.info().workflow_id
         if forged and workflow.patched(patches.RUN_ID_IS_WORKFLOW_ID):
             # The input's run id names the attempt and is what a child's origin is checked
             # under: a starter may not borrow another run's (a delegated child's) for its own.
             mismatch = f"the input names run {params.run_id[:200]}, not this workflow's id"
             self.refuse(bounded_work_order(params.work_order), "run_id_mismatch", mismatch)
-            return
-        self._run.queues = await self.queues(params)
+            return True
+        return False
+
+    async def _prepared(self, params: RunInput) -> ExecutionManifest | None:
+        """The attempt's manifest as the worker froze it; ``None``: refused (recorded)."""
         with span("agentledger.prepare", of_run(self._run, pack=params.work_order.pack)) as traced:
             try:
                 manifest = await workflow.execute_activity_method(
@@ -91,6 +123,7 @@ class Lifecycle:
                         work_order=params.work_order,
                         handoff_origin=params.handoff,
                         schedule_id=params.schedule_id,
+                        fork=params.fork,
                     ),
                     start_to_close_timeout=MODEL_TIMEOUT,
                     retry_policy=RETRY,
@@ -99,17 +132,9 @@ class Lifecycle:
                 # A final refusal (an unknown provider, an MCP server that is not the pinned one).
                 traced.set_attribute(OUTCOME, "preparation_failed")
                 self.refuse(params.work_order, "preparation_failed", cause(exc))
-                return
+                return None
             traced.set_attributes({MANIFEST_HASH: manifest.hash, OUTCOME: "prepared"})
-        run = self._run
-        run.pin_manifest(manifest, params.work_order.pack)
-        started = await started_work_order(params, manifest)
-        if isinstance(started, ApprovalRefusal):  # the requester's signature does not hold
-            self.refuse(params.work_order, started.reason_code, started.detail)
-            return
-        run.record(
-            ev.RunStarted(**run.stamp(), work_order=started, policy_version=manifest.policy_version)
-        )
+        return manifest
 
     async def resume(self, params: RunInput) -> None:
         """Take up the state a previous execution carried, once the ledger vouches for it: a

@@ -56,6 +56,8 @@ async def _requester_refusal(
     start needs none)."""
     if params.handoff is not None or params.schedule_id is not None or not manifest.trusted_keys:
         return None
+    if params.fork is not None:
+        return None  # signed by its operator instead (``workflows._forks``)
     if not workflow.patched(patches.SIGNED_REQUESTER):
         return None
     order = params.work_order

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from agentledger.activities.messages import ActivityQueues
 from agentledger.domain.approval_edits import edit_digest
+from agentledger.domain.forks import ForkOrigin
 from agentledger.domain.handoffs import HandoffOrigin
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.principal import Principal
@@ -135,6 +136,9 @@ class RunInput(BaseModel):
     a delegated child (its parent's ledger vouches) and a schedule's firing (its journal does)."""
     schedule_id: str | None = None
     """Set by ``ScheduledRun``: the schedule this firing is of (``prepare_run`` checks it)."""
+    fork: ForkOrigin | None = None
+    """Set on a fork (``agentledger fork``): where it starts; ``requester_assertion`` is then
+    its operator's, over the work order and this origin (``workflows._forks``)."""
 
 
 class RunOutcome(BaseModel):

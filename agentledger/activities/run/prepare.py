@@ -11,7 +11,7 @@ from agentledger.activities.doors import ScheduleJournal, schedule_problem
 from agentledger.activities.messages import ActivityQueues, PrepareRunInput, ResumeInput
 from agentledger.activities.models import chosen_model
 from agentledger.activities.ports import Pack
-from agentledger.activities.run._base import RunBase
+from agentledger.activities.run.fork import Forking
 from agentledger.domain.errors import ManifestError
 from agentledger.domain.events import HandoffRequested, RunStarted
 from agentledger.domain.fold import project, state_hash
@@ -22,7 +22,7 @@ from agentledger.domain.planning import PlanRefused, narrowing_problem
 from agentledger.domain.workorder import WorkGrant, WorkOrder, work_order_digest
 
 
-class Preparing(RunBase):
+class Preparing(Forking):
     @activity.defn(name="prepare_run")
     def prepare_run(self, params: PrepareRunInput) -> ExecutionManifest:
         check_requester(self._ledger, params.work_order.principal)
@@ -42,7 +42,10 @@ class Preparing(RunBase):
         return manifest
 
     def _profile(self, pack: Pack, params: PrepareRunInput) -> AgentProfile:
-        """The pack's profile; for a child run, the one its handoff contract names."""
+        """The pack's profile; for a child run, the one its handoff contract names; for a fork,
+        the one its work order names."""
+        if params.fork is not None:
+            return self._fork_profile(pack, params.work_order, params.fork)
         if params.handoff_origin is None:
             return pack.profile
         self._check_origin(params.run_id, params.work_order, params.handoff_origin)
@@ -126,6 +129,7 @@ class Preparing(RunBase):
             trusted_keys=self._trusted_keys,
             handoff_origin=params.handoff_origin,
             work_order_grants=self._planned(pack, params),
+            fork_origin=params.fork,
         )
 
     @activity.defn(name="activity_queues")

@@ -4,6 +4,7 @@ and never under a tool version other than the one the run froze."""
 
 from __future__ import annotations
 
+from sqlalchemy.engine import Engine
 from temporalio import activity
 
 from agentledger.activities import _telemetry
@@ -24,6 +25,9 @@ class ToolCalling(RunBase):
         changed = self._changed_contract(params, tool)
         if changed is not None:
             return self._receipt(params, tool, changed)
+        records = self._records(params, tool)
+        if isinstance(records, ToolOutput):
+            return self._receipt(params, tool, records)
         call = self._tool_call(params, tool)
         with _telemetry.span(
             "agentledger.tool_execute", params.run_id, params.manifest_hash, tool=params.tool
@@ -31,9 +35,9 @@ class ToolCalling(RunBase):
             # A write first asks the system of record whether this key already ran: a retry
             # after a crash returns the original receipt instead of acting twice.
             write = tool.contract.scope == "write"
-            output = tool.reconcile(self._ledger.engine, call) if write else None
+            output = tool.reconcile(records, call) if write else None
             if output is None:
-                output = tool.execute(self._ledger.engine, call)
+                output = tool.execute(records, call)
             executed.set_attribute("agentledger.outcome", output.status)
         return self._receipt(params, tool, output)
 
@@ -44,7 +48,10 @@ class ToolCalling(RunBase):
         changed = self._changed_contract(params, tool)
         if changed is not None:
             return self._receipt(params, tool, changed)
-        output = tool.reconcile(self._ledger.engine, self._tool_call(params, tool))
+        records = self._records(params, tool)
+        if isinstance(records, ToolOutput):
+            return self._receipt(params, tool, records)
+        output = tool.reconcile(records, self._tool_call(params, tool))
         if output is None:
             output = ToolOutput(
                 status="failed",
@@ -69,6 +76,27 @@ class ToolCalling(RunBase):
             pin,
             name,
             elicitation_handler=PreapprovedElicitations(params.elicitation_answers),
+        )
+
+    def _records(self, params: ToolStepInput, tool: ToolImplementation) -> Engine | ToolOutput:
+        """The system of record the call runs against: production, but for a fork, whose
+        writes run only against its pack's sandbox (a fork's reads do too when it has one). A
+        write with nowhere safe to run is a failed outcome, whatever the gate said."""
+        origin = self._manifests(params.manifest_hash).fork_origin if params.manifest_hash else None
+        if origin is None:
+            return self._ledger.engine
+        sandbox = self._pack(params.pack).sandbox
+        native = params.tool in self._pack(params.pack).tools
+        if sandbox is not None and native and not origin.dry:
+            return sandbox(self._ledger.engine, params.run_id)
+        if tool.contract.scope != "write":
+            return self._ledger.engine
+        return ToolOutput(
+            status="failed",
+            output={"error": "fork_dry"},
+            error_code="fork_dry",
+            error_message=f"{params.tool} writes, and this fork of {origin.run_id} has no "
+            "sandbox to write to; nothing ran",
         )
 
     def _changed_contract(

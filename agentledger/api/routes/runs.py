@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool
 
 from agentledger.activities.ledger import RunFilter
-from agentledger.api import actions, proposals, views
+from agentledger.api import actions, forking, proposals, views
 from agentledger.api.deps import Ctx, Who, clearance_of, is_staff, scope_of, visible_run
 from agentledger.api.problems import PROBLEM_RESPONSES, ApiProblem
 from agentledger.domain.approval_edits import MAX_EDITS
@@ -42,6 +42,13 @@ class CancelBody(_Body):
 
 class SteerBody(_Body):
     text: str = Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS)
+
+
+class ForkBody(_Body):
+    at: int = Field(ge=1)
+    dry: StrictBool = False
+    model: str | None = Field(None, min_length=1, max_length=100)
+    profile: str | None = Field(None, min_length=1, max_length=100)
 
 
 class BatchDecision(_Body):
@@ -202,6 +209,18 @@ async def post_cancel(ctx: Ctx, caller: Who, run_id: Id, body: CancelBody) -> di
 async def post_steer(ctx: Ctx, caller: Who, run_id: Id, body: SteerBody) -> dict[str, Any]:
     await asyncio.to_thread(visible_run, ctx, caller, run_id, "steer")
     return await actions.operate(ctx, caller, run_id, "steer", body.text)
+
+
+@router.post(
+    "/runs/{run_id}/fork",
+    summary="Start a new run from this run's state at one of its events, as the verified "
+    "caller (the fork checks the forker role); dry, or against the pack's sandbox",
+)
+async def post_fork(ctx: Ctx, caller: Who, run_id: Id, body: ForkBody) -> dict[str, Any]:
+    await asyncio.to_thread(visible_run, ctx, caller, run_id, "fork")
+    return await forking.fork(
+        ctx, caller, run_id, body.at, dry=body.dry, model=body.model, profile=body.profile
+    )
 
 
 @router.post(

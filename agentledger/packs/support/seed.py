@@ -34,7 +34,9 @@ PRINCIPALS = (
     Principal(
         user_id="ops_lead_1",
         tenant_id=TENANT,
-        roles=frozenset({"approver", "policy_approver", "support_agent", "canceller", "steerer"}),
+        roles=frozenset(
+            {"approver", "policy_approver", "support_agent", "canceller", "steerer", "forker"}
+        ),
         display_name="Priya Natarajan",
     ),
     Principal(
