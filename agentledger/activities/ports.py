@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, JsonValue
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import AgentProfile, ModelProfile
@@ -116,9 +116,10 @@ class Pack:
     """The grants a work order needs, planned from its trusted fields (request, requester) by
     the worker in ``prepare_run``; a work order may only narrow them. ``None``: the pack plans
     none, and a work order's own grants narrow the profile's."""
-    sandbox: Callable[[Engine, str], Engine] | None = None
-    """A copy of the system of record for fork ``run_id`` (given the production engine), where
-    a fork that is not dry runs its tools; ``None``: the pack's forks run dry only."""
+    sandbox: Callable[[Engine, Connection], None] | None = None
+    """Copy the system of record from production (the engine) into a fork's sandbox (the
+    connection, whose schema ``install`` made): a fork that is not dry runs its tools there
+    (``activities.sandboxes``). ``None``: the pack's forks run dry only."""
 
     @property
     def contracts(self) -> Mapping[str, ToolContract]:

@@ -69,6 +69,13 @@ def _operators(event: ev.RunEvent) -> str | None:
             return f"cancelled by {event.cancelled_by}{_signed(event.assertion)}: {event.reason}"
         case ev.OperatorInstructed():
             return f'{event.instructed_by} instructed{_signed(event.assertion)}: "{event.text}"'
+        case ev.RunForked():
+            mode = "dry" if event.dry else "against the sandbox"
+            return (
+                f"forked by {event.forked_by}{_signed(event.assertion)} from "
+                f"{event.origin_run_id} at #{event.origin_seq} ({mode}), state "
+                f"{event.facts_hash[:19]}"
+            )
         case ev.OperatorActionRefused():
             return f"{event.action} by {event.attempted_by} refused, {event.reason_code}"
         case ev.ReplyTaken():

@@ -7,7 +7,7 @@ proposal awaiting authorisation. Its first state is the fold of the original's e
 that seq, identical but for the run id, and its ``run_forked`` event carries those facts and
 their hash, which is the original's state hash at that seq. The origin is frozen into the
 fork's manifest. A dry fork's consequential calls are refused by the gate; a fork that is not
-dry runs its tools against its pack's sandbox (a copy of the system of record), never against
+dry runs its writes against its pack's sandbox (a copy of the system of record), never against
 production records. Who may fork: an operator with the ``forker`` role in the run's tenant,
 who signs the fork's origin and work order.
 

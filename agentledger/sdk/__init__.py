@@ -85,6 +85,12 @@ signed delivery to ``POST /hooks/<pack>/helpdesk`` into a run's request and requ
 ``PayloadRejected(reason)`` to refuse one); a pack built without the SDK gives
 ``Pack(webhooks={source: webhook(source, f)})``. See docs/webhooks.md.
 
+Forks. ``agentledger fork RUN --at SEQ`` starts a run from another's state at one of its
+events. ``pack.sandbox(copy_tables(customers, orders, refunds))`` gives forks a copy of the
+system of record to run their writes against (made by ``install``, copied the first time a fork
+writes: a schema of its own on PostgreSQL, a file beside the ledger on SQLite; reads see
+production as it is now); a pack without one forks dry only (every write refused).
+
 Testing. ``agentledger.sdk.testing`` is what a pack's own tests need: ``memory_system(PACK)``
 (its system of record in memory), ``run_tool``/``reconcile_tool`` (a tool called as the runtime
 calls it), ``packet``/``packet_view`` (the packet a step reads) and ``decide`` (the pack's model
@@ -129,6 +135,7 @@ from agentledger.domain.webhooks import MappedOrder, PayloadRejected
 from agentledger.domain.workorder import ArgumentBound, Budget, WorkGrant, WorkOrder
 from agentledger.sdk._context import MissingIdempotencyKey, ToolContext, ToolFailure, ToolResult
 from agentledger.sdk._errors import PackDefinitionError
+from agentledger.sdk._hooks import copy_tables
 from agentledger.sdk._pack import DEFAULT_TOKEN_BUDGET, AgentPack, ToolSettings
 from agentledger.sdk._scripted import (
     PacketView,
@@ -198,6 +205,7 @@ __all__ = [
     "answer",
     "ask_user",
     "call_tool",
+    "copy_tables",
     "proceed",
     "step",
     "webhook",

@@ -19,16 +19,16 @@ from agentledger.domain.principal import Principal
 from agentledger.domain.tools import ApprovalRule, FactBound, ModelView, Risk
 from agentledger.domain.workorder import Budget, WorkGrant, WorkOrder
 from agentledger.sdk._errors import PackDefinitionError
+from agentledger.sdk._hooks import Copy, PackHooks, References
 from agentledger.sdk._scripted import ScriptedModel
 from agentledger.sdk._signature import SignatureProblem
 from agentledger.sdk._steps import Step, assemble, grants
 from agentledger.sdk._tool import Reconcile, SdkTool, ToolOptions, declare_tool
-from agentledger.sdk._webhook import Mapper, Webhook, webhook
+from agentledger.sdk._webhook import Webhook
 
 _NO_APPROVAL = ApprovalRule(kind="never")
 _ALWAYS = ApprovalRule(kind="always")
 F = TypeVar("F", bound=Callable[..., object])
-References = Callable[[str, Principal], Mapping[str, str]]
 
 DEFAULT_TOKEN_BUDGET = SEED_TOKEN_BUDGET
 """A 12,000-token packet in the builder's five pools (the support pack's table)."""
@@ -50,7 +50,7 @@ class ToolSettings(TypedDict, total=False):
     from the parameters: for cross-field checks, or a schema recorded runs have pinned."""
 
 
-class AgentPack:
+class AgentPack(PackHooks):
     """A pack under declaration. Tools, the system of record and the work-order hook are added
     with decorators; ``build()`` checks everything together and returns the ``Pack``.
 
@@ -100,6 +100,7 @@ class AgentPack:
         self._built: Pack | None = None
         self._agent_version = agent_version or f"{name}-{version}"  # the profile's, recorded
         self._webhooks: dict[str, Webhook] = {}
+        self._sandbox: Copy | None = None
 
     # ------------------------------------------------------------------ tools
     def read_tool(
@@ -166,48 +167,6 @@ class AgentPack:
     def tools(self) -> Mapping[str, SdkTool]:
         return MappingProxyType(self._tools)
 
-    # ------------------------------------------------------------------ hooks
-    def webhook(self, source: str) -> Callable[[Mapper], Mapper]:
-        """Map ``source``'s payloads to work orders (``POST /hooks/<pack>/<source>``)."""
-
-        def register(mapper: Mapper) -> Mapper:
-            self._check_open(f"webhook {source!r}")
-            if source in self._webhooks:
-                raise PackDefinitionError(f"webhook {source!r}", "declared twice", pack=self.name)
-            self._webhooks[source] = webhook(source, mapper, pack=self.name)
-            return mapper
-
-        return register
-
-    def install(self, function: Callable[[Engine], None]) -> Callable[[Engine], None]:
-        """Create the system of record's schema if missing (idempotent)."""
-        self._check_open("install")
-        self._install = function
-        return function
-
-    def seed(self, function: Callable[[Engine], bool]) -> Callable[[Engine], bool]:
-        """Insert sample records once; returns False when they were already there."""
-        self._check_open("seed")
-        self._seed = function
-        return function
-
-    def references(self, function: References) -> References:
-        """Resolve a request's terms to canonical ids before the run starts (the work order's
-        ``references``), e.g. ``{"subscription_id": "sub_1001"}``."""
-        self._check_open("references")
-        self._references = function
-        return function
-
-    def policy_version(self, function: Callable[[Engine], str]) -> Callable[[Engine], str]:
-        """The policy version pinned for an attempt (default: ``<policy_bundle>:<version>``)."""
-        self._check_open("policy_version")
-        self._policy_version = function
-        return function
-
-    def _check_open(self, subject: str) -> None:
-        if self._built is not None:
-            raise PackDefinitionError(subject, "declared after build()", pack=self.name)
-
     # ------------------------------------------------------------------ build
     def build(self) -> Pack:
         """The runtime's ``Pack``; raises ``PackDefinitionError`` for anything that cannot run.
@@ -232,6 +191,7 @@ class AgentPack:
             sample=self._sample,
             webhooks=MappingProxyType(dict(self._webhooks)),
             plan_grants=self._planned_grants if self._planner is not None else None,
+            sandbox=self._sandbox,
         )
         return self._built
 

@@ -5,10 +5,15 @@ forged fork inputs are refused with a typed error, and where a fork run exists, 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sqlalchemy import select
+from sqlalchemy.engine import Engine
 
+from agentledger.activities.sandboxes import Sandboxes
 from agentledger.app import forks
+from agentledger.app.registry import get_pack
 from agentledger.app.errors import Refused
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project, state_hash
@@ -18,10 +23,9 @@ from agentledger.workflows import RunInput
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST
 
-pytestmark = [
-    pytest.mark.temporal,
-    pytest.mark.parametrize("database_url", ["sqlite"], indirect=True),  # identity, not storage
-]
+pytestmark = pytest.mark.temporal
+ON_SQLITE = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+"""Identity and fork points, not storage: one backend. Sandboxes are storage: both."""
 
 
 async def parked(harness: Harness) -> tuple[str, list[ev.RunEvent]]:
@@ -37,8 +41,10 @@ def last_boundary(events: list[ev.RunEvent]) -> int:
     return max(seq for seq in boundaries(events) if seq < proposed)
 
 
-async def fork(harness: Harness, run_id: str, seq: int, who: str = "ops_lead_1") -> str:
-    plan = forks.plan_fork(harness.runtime.ledger, run_id, seq, who, dry=True)
+async def fork(
+    harness: Harness, run_id: str, seq: int, who: str = "ops_lead_1", *, dry: bool = True
+) -> str:
+    plan = forks.plan_fork(harness.runtime.ledger, run_id, seq, who, dry=dry)
     started = await forks.start_fork(
         harness.client, harness.settings.task_queue, plan, issuer=harness.issuer
     )
@@ -52,12 +58,13 @@ def manifest_origin(harness: Harness, forked: ev.RunForked) -> ForkOrigin:
     return manifest.fork_origin
 
 
-def refunds_of(harness: Harness, order_id: str) -> list[object]:
-    with harness.runtime.ledger.engine.connect() as conn:
+def refunds_of(harness: Harness, order_id: str, engine: Engine | None = None) -> list[Any]:
+    with (engine or harness.runtime.ledger.engine).connect() as conn:
         query = select(records.refunds).where(records.refunds.c.order_id == order_id)
         return list(conn.execute(query))
 
 
+@ON_SQLITE
 async def test_a_dry_fork_starts_from_the_exact_state_and_acts_on_nothing(
     harness: Harness,
 ) -> None:
@@ -87,6 +94,29 @@ async def test_a_dry_fork_starts_from_the_exact_state_and_acts_on_nothing(
     assert project(harness.runtime.ledger.read(run_id)).status == "running"  # untouched
 
 
+async def test_a_fork_that_is_not_dry_refunds_in_its_sandbox_never_in_production(
+    harness: Harness,
+) -> None:
+    run_id, events = await parked(harness)
+    fork_id = await fork(harness, run_id, last_boundary(events), dry=False)
+    (approval,) = await harness.in_inbox(fork_id)
+    await harness.decide(fork_id, approval.approval_id, "ops_lead_1")
+    fork_events = await harness.finish(fork_id)
+    (receipt,) = [e for e in fork_events if isinstance(e, ev.ToolReceiptRecorded)
+                  and e.receipt.tool == "create_refund"]  # fmt: skip
+    assert receipt.receipt.status == "succeeded", receipt.receipt.error_message
+    assert refunds_of(harness, "ord_4821") == []  # production: untouched
+    sandbox = Sandboxes(harness.runtime.ledger.engine).engine(fork_id, get_pack("support"))
+    (refund,) = refunds_of(harness, "ord_4821", sandbox)
+    assert refund.refund_id == receipt.receipt.receipt_id
+    # The original goes on, against production, as if no fork had run.
+    await harness.decide(run_id, next(iter(project(events).pending_approvals)), "ops_lead_1")
+    await harness.finish(run_id)
+    (original,) = refunds_of(harness, "ord_4821")
+    assert original.refund_id != refund.refund_id
+
+
+@ON_SQLITE
 async def test_bad_fork_points_are_refused_before_any_run_starts(harness: Harness) -> None:
     run_id, events = await parked(harness)
     proposed = next(e.seq for e in events if isinstance(e, ev.ApprovalRequested))
@@ -95,12 +125,9 @@ async def test_bad_fork_points_are_refused_before_any_run_starts(harness: Harnes
         with pytest.raises(Refused) as refused:
             forks.plan_fork(harness.runtime.ledger, run_id, seq, "ops_lead_1", dry=True)
         assert refused.value.reason_code == code
-    with pytest.raises(Refused) as refused:  # the support pack has no sandbox
-        forks.plan_fork(harness.runtime.ledger, run_id, last_boundary(events), "ops_lead_1",
-                        dry=False)  # fmt: skip
-    assert refused.value.reason_code == "fork_without_sandbox"
 
 
+@ON_SQLITE
 async def test_an_operator_without_the_forker_role_is_refused_and_recorded(
     harness: Harness,
 ) -> None:
@@ -110,6 +137,7 @@ async def test_an_operator_without_the_forker_role_is_refused_and_recorded(
     assert refused.value.reason_code == "missing_role"
 
 
+@ON_SQLITE
 async def test_forged_fork_inputs_are_refused_by_the_run(harness: Harness) -> None:
     """Anyone who reaches Temporal can start a fork's input: the run checks it all again."""
     run_id, events = await parked(harness)

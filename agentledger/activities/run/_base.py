@@ -13,6 +13,7 @@ from agentledger.activities.ledger import Ledger
 from agentledger.activities.memory import MemoryStore
 from agentledger.activities.messages import ActivityQueues
 from agentledger.activities.ports import ModelClient, Pack, PackLookup, UnknownPack
+from agentledger.activities.sandboxes import Sandboxes
 from agentledger.domain.assertions import TrustedKey
 from agentledger.domain.events import RunEvent
 from agentledger.domain.manifest import ExecutionManifest
@@ -36,6 +37,7 @@ class RunBase:
         self._queues = queues or ActivityQueues()
         self._trusted_keys = trusted_keys
         self._ledger = ledger
+        self._sandboxes = Sandboxes(ledger.engine)
         self._models = models
         self._packs = packs
         self._manifests = lru_cache(maxsize=256)(self._load_manifest)

@@ -79,18 +79,16 @@ class ToolCalling(RunBase):
         )
 
     def _records(self, params: ToolStepInput, tool: ToolImplementation) -> Engine | ToolOutput:
-        """The system of record the call runs against: production, but for a fork, whose
-        writes run only against its pack's sandbox (a fork's reads do too when it has one). A
-        write with nowhere safe to run is a failed outcome, whatever the gate said."""
+        """The system of record the call runs against: production, but a fork's writes run
+        only against its pack's sandbox (a copy, ``activities.sandboxes``); its reads see
+        production as it is now. A fork's write with no sandbox to run in (a dry fork, a pack
+        without one, an MCP tool) is a failed outcome, whatever the gate said."""
         origin = self._manifests(params.manifest_hash).fork_origin if params.manifest_hash else None
-        if origin is None:
+        if origin is None or tool.contract.scope != "write":
             return self._ledger.engine
-        sandbox = self._pack(params.pack).sandbox
-        native = params.tool in self._pack(params.pack).tools
-        if sandbox is not None and native and not origin.dry:
-            return sandbox(self._ledger.engine, params.run_id)
-        if tool.contract.scope != "write":
-            return self._ledger.engine
+        pack = self._pack(params.pack)
+        if pack.sandbox is not None and params.tool in pack.tools and not origin.dry:
+            return self._sandboxes.engine(params.run_id, pack)
         return ToolOutput(
             status="failed",
             output={"error": "fork_dry"},

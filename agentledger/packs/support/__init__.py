@@ -15,11 +15,14 @@ from agentledger.domain.principal import Principal
 from agentledger.domain.workorder import WorkOrder
 from agentledger.packs.support import records, seed, tools, webhooks, write_tools
 from agentledger.packs.support.definition import pack
+from agentledger.sdk import copy_tables
 
 __all__ = ["PACK", "make_work_order", "planned_work_order"]
 
 pack.install(records.install)
 pack.seed(seed.seed)
+pack.sandbox(copy_tables(records.customers, records.orders, records.payments, records.refunds,
+                         records.messages))  # fmt: skip
 
 PACK = pack.build()
 """``agentledger.packs.support:PACK``, an ``agentledger.sdk.Pack``."""
