@@ -31,6 +31,7 @@ from agentledger.activities.memory import (
 from agentledger.activities.messages import (
     AppendInput,
     EligibleApproversInput,
+    ForkPointInput,
     LookUpPrincipalInput,
     ModelStepInput,
     ModelStepResult,
@@ -56,6 +57,7 @@ ACTIVITY_INPUTS: Mapping[str, type[BaseModel]] = {
     "eligible_approvers": EligibleApproversInput,
     "look_up_principal": LookUpPrincipalInput,
     "resume_run": ResumeInput,
+    "fork_point": ForkPointInput,
 }
 
 # model_step adds the principal's approved memories to the candidates, read from the memory

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -21,10 +22,11 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 
 from agentledger.activities.memory import MemoryStore
-from agentledger.app import operators
+from agentledger.app import forks, operators
 from agentledger.app import runs as client_ops
 from agentledger.app.errors import Refused
 from agentledger.app.registry import get_pack
+from agentledger.domain.forks import boundaries
 from agentledger.domain.principal import Principal
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, Reply
 from bench._stack import embedded_stack
@@ -102,6 +104,31 @@ async def _record_parked(name: str, act: Callable[[Any, str], Awaitable[object]]
         await act(stack, handle.id)
         await handle.result()
         history = await handle.fetch_history()
+        (HISTORIES / f"{name}.json").write_text(history.to_json())
+        _note_seeded_memory(name, stack.runtime.ledger.engine, principal)
+        print(f"recorded {name}: {len(history.events)} history events")
+
+
+async def _record_fork(name: str) -> None:
+    """A refund run parked on its approval, forked dry by an operator where the refund was
+    proposed from: the fork (recorded) takes the state there up and its refund is refused."""
+    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+        principal = stack.runtime.ledger.get_principal("usr_73")
+        assert principal is not None
+        order = get_pack("support").make_work_order(REQUEST, principal)
+        handle = await client_ops.start_run(
+            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}-origin",
+            issuer=stack.issuer,
+        )  # fmt: skip
+        await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
+        events = stack.runtime.ledger.read(handle.id)
+        seq = max(seq for seq in boundaries(events) if seq < events[-1].seq)
+        plan = forks.plan_fork(stack.runtime.ledger, handle.id, seq, "ops_lead_1", dry=True)
+        plan = dataclasses.replace(plan, run_id=f"replay-{name}")
+        await forks.start_fork(stack.client, stack.settings.task_queue, plan, issuer=stack.issuer)
+        forked = stack.client.get_workflow_handle(plan.run_id)
+        await forked.result()
+        history = await forked.fetch_history()
         (HISTORIES / f"{name}.json").write_text(history.to_json())
         _note_seeded_memory(name, stack.runtime.ledger.engine, principal)
         print(f"recorded {name}: {len(history.events)} history events")
@@ -345,6 +372,9 @@ async def main() -> None:
     # (chat_interrupt): user_replied(queued), reply_taken.
     await _record_double_texted("conversation_queue_v1", "chat_queue")
     await _record_double_texted("conversation_interrupt_v1", "chat_interrupt")
+    # forked_v1: a dry fork of a parked refund run at its last boundary (run_forked with the
+    # original's state, the operator's signed start); its refund is refused (fork_dry).
+    await _record_fork("refund_forked_v1")
 
 
 if __name__ == "__main__":
