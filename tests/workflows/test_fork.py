@@ -13,8 +13,8 @@ from sqlalchemy.engine import Engine
 
 from agentledger.activities.sandboxes import Sandboxes
 from agentledger.app import forks
-from agentledger.app.registry import get_pack
 from agentledger.app.errors import Refused
+from agentledger.app.registry import get_pack
 from agentledger.domain import events as ev
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.forks import ForkOrigin, boundaries, origin_hash
