@@ -19,6 +19,7 @@ from agentledger.app.render import packet_text, run_table, timeline
 from agentledger.app.stack import open_ledger
 from agentledger.domain.events import ContextPacketBuilt, RunEvent
 from agentledger.domain.fold import project
+from agentledger.domain.forks import boundaries
 
 say = print
 _CONVERSATION = ("reply_awaited", "user_replied", "conversation_closed")
@@ -34,6 +35,10 @@ def print_run(ledger: Ledger, run_id: str) -> int:
     say("\nTimeline (from the ledger)")
     for line in timeline(events):
         say("  " + line)
+    if points := boundaries(events):
+        shown = ", ".join(f"#{seq}" for seq in points[-8:])
+        say(f"\nFork points{' (the latest)' if len(points) > 8 else ''}: {shown}; "
+            f"`agentledger fork {run_id} --at SEQ --as PRINCIPAL [--dry]`")  # fmt: skip
     state = project(events)
     for handoff in state.handoffs.values():  # each child's receipts are in its own stream
         say(

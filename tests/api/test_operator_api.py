@@ -1,12 +1,15 @@
-"""``POST /api/runs/{id}/cancel`` and ``…/steer``: the verified caller cancels or instructs a
-run, signed for them by the service; the run judges (the ``canceller``, ``steerer`` role) and
-the answer says how the run ended, or where the instruction was recorded."""
+"""``POST /api/runs/{id}/cancel``, ``…/steer`` and ``…/fork``: the verified caller cancels,
+instructs or forks a run, signed for them by the service; the run judges (the ``canceller``,
+``steerer``, ``forker`` role) and the answer says how the run ended, where the instruction was
+recorded, or which run the fork is."""
 
 from __future__ import annotations
 
 import pytest
 
 from agentledger.domain import events as ev
+from agentledger.domain.fold import project, state_hash
+from agentledger.domain.forks import boundaries
 from tests._temporal import Harness
 from tests.api.conftest import Http
 from tests.api.test_runs_api import pending_refund
@@ -54,3 +57,27 @@ async def test_an_operator_steers_a_parked_run_and_the_instruction_is_recorded_f
                if isinstance(e, ev.OperatorInstructed)]  # fmt: skip
     assert taken.json() == {"run_id": run_id, "seq": said.seq, "by": "ops_lead_1"}
     assert said.assertion is not None and said.assertion.on_behalf_of_token_id is not None
+
+
+async def test_an_operator_forks_a_run_at_a_fork_point_and_bad_points_are_422(
+    http: Http, harness: Harness
+) -> None:
+    run_id, _ = await pending_refund(http, harness)
+    events = harness.runtime.ledger.read(run_id)
+    proposed = next(e.seq for e in events if isinstance(e, ev.ApprovalRequested))
+    at = max(seq for seq in boundaries(events) if seq < proposed)
+    url = f"/api/runs/{run_id}/fork"
+    refused = await http("fin_lead_1").post(url, json={"at": at, "dry": True})
+    assert refused.status_code == 403 and refused.json()["reason_code"] == "missing_role"
+    for seq, code in ((proposed, "fork_point_mid_operation"), (999, "fork_point_unknown")):
+        bad = await http("ops_lead_1").post(url, json={"at": seq, "dry": True})
+        assert bad.status_code == 422 and bad.json()["reason_code"] == code, bad.text
+
+    forked = await http("ops_lead_1").post(url, json={"at": at, "dry": True})
+    assert forked.status_code == 200, forked.text
+    body = forked.json()
+    original = project(e for e in events if e.seq <= at)
+    assert body["state_hash"] == state_hash(original) and body["by"] == "ops_lead_1"
+    started = harness.runtime.ledger.read(body["run_id"])[1]
+    assert isinstance(started, ev.RunForked) and started.assertion is not None
+    assert started.assertion.on_behalf_of_token_id is not None  # traced to the caller's token

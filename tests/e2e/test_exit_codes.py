@@ -14,7 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from agentledger.activities.ledger import Ledger
-from agentledger.domain.events import ApprovalGranted, RunCompleted, ToolReceiptRecorded
+from agentledger.domain.events import (
+    ApprovalGranted,
+    RunCompleted,
+    ToolCallDenied,
+    ToolReceiptRecorded,
+)
 from agentledger.domain.fold import project
 from tests.e2e.test_cli import CLI, embedded_env_at
 
@@ -104,6 +109,36 @@ def test_steer_records_an_instruction_and_refuses_one_with_a_data_marker(
     ])  # fmt: skip
     assert taken.returncode == 0 and f"{run} instructed by ops_lead_1" in taken.stdout
     assert marked.returncode == 5 and "data markers" in marked.stderr, marked.stderr
+    assert apr is not None
+    _many(stack, [["approve", run, apr.group(1), "--as", "ops_lead_1", "--reject"]])
+
+
+def test_fork_starts_from_a_fork_point_and_refuses_bad_points_and_roles(
+    stack: dict[str, str],
+) -> None:
+    (started,) = _many(stack, [["run", "support", REQUEST, "--user", "usr_73", "--wait"]])
+    run, apr = started.stdout.split()[0], re.search(r"awaiting approval (\S+):", started.stdout)
+    (shown,) = _many(stack, [["show", run]])
+    points = re.search(r"Fork points[^:]*: (.+?);", shown.stdout)
+    assert points is not None, shown.stdout
+    at = points.group(1).split(", ")[-1].lstrip("#")
+    proposed = re.search(r"^\s+(\d+)\s+\S+\s+approval_requested", shown.stdout, re.M)
+    assert proposed is not None, shown.stdout
+    forked, unknown, mid, stranger = _many(stack, [
+        ["fork", run, "--at", at, "--as", "ops_lead_1", "--dry", "--wait"],
+        ["fork", run, "--at", "999", "--as", "ops_lead_1", "--dry"],
+        ["fork", run, "--at", proposed.group(1), "--as", "ops_lead_1", "--dry"],
+        ["fork", run, "--at", at, "--as", "fin_lead_1", "--dry"],
+    ])  # fmt: skip
+    assert forked.returncode == 0, forked.stderr
+    fork_id = forked.stdout.split()[0]
+    assert f"forked from {run} at #{at} (dry)" in forked.stdout, forked.stdout
+    assert unknown.returncode == 5 and "has no event #999" in unknown.stderr, unknown.stderr
+    assert mid.returncode == 5 and "unfinished operation" in mid.stderr, mid.stderr
+    assert stranger.returncode == 5 and "missing_role" in stranger.stderr, stranger.stderr
+    with Ledger.open(f"sqlite:///{stack['AGENTLEDGER_DATA_DIR']}/ledger.db") as ledger:
+        fork_events = ledger.read(fork_id)
+    assert [e.reason_code for e in fork_events if isinstance(e, ToolCallDenied)] == ["fork_dry"]
     assert apr is not None
     _many(stack, [["approve", run, apr.group(1), "--as", "ops_lead_1", "--reject"]])
 
