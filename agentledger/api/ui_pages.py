@@ -9,7 +9,9 @@ from agentledger.api import proposals, views
 from agentledger.api.auth import Caller
 from agentledger.api.deps import ApiContext, is_staff
 from agentledger.domain.claims import delivered_text
+from agentledger.domain.events import RunForked
 from agentledger.domain.fold import project
+from agentledger.domain.forks import boundaries
 from agentledger.domain.state import WorkingState
 
 
@@ -45,6 +47,8 @@ def run_page(ctx: ApiContext, row: RunRow) -> dict[str, Any]:
         "used": state.used,
         "currency": _currency(ctx.ledger.get_manifest_body(row.manifest_hash)),
         "live": state.status == "running",
+        "fork_points": boundaries(events),
+        "forked": next((e for e in events[:2] if isinstance(e, RunForked)), None),
     }
 
 

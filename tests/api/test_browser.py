@@ -231,6 +231,30 @@ async def test_a_customer_starts_a_run_and_an_operator_finds_steers_and_cancels_
     assert isinstance(events[-1], ev.RunCancelled) and events[-1].cancelled_by == "ops_lead_1"
 
 
+async def test_an_operator_forks_a_parked_run_dry_from_its_page_by_keyboard(
+    harness: Harness, service: str, browser: Browser
+) -> None:
+    run_id = await harness.start(REQUEST)
+    await harness.in_inbox(run_id)
+    page = await signed_in(browser, service, harness.issuer.token("ops_lead_1"))
+    await page.goto(f"/ui/runs/{run_id}")
+    at = await page.get_by_label("Start a new run from this run's state").input_value()
+    await expect(page.get_by_label("Dry: refuse every write")).to_be_checked()
+    await page.get_by_label("Yes, start the fork").focus()  # keyboard only: tick, then submit
+    await page.keyboard.press("Space")
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Enter")
+    await page.wait_for_url("**/ui/runs/*-fork-*")
+    await expect(page.locator("#forked-from")).to_contain_text(f"from {run_id} at #{at} (dry")
+    fork_id = page.url.split("/ui/runs/")[1].split("?")[0]
+    events = await harness.finish(fork_id)
+    forked = events[1]
+    assert isinstance(forked, ev.RunForked) and forked.forked_by == "ops_lead_1"
+    assert [e.reason_code for e in events if isinstance(e, ev.ToolCallDenied)] == ["fork_dry"]
+    await page.reload()
+    await expect(page.locator("#timeline")).to_contain_text("tool_call_denied")
+
+
 async def test_the_api_docs_render_offline_under_the_pages_policy(
     swagger_installed: None, service: str, browser: Browser
 ) -> None:

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from agentledger.activities.ledger import RunRow
-from agentledger.api import actions, views
+from agentledger.api import actions, forking, views
 from agentledger.api.deps import Ctx, scope_of, visible_run
 from agentledger.api.problems import ApiProblem
 from agentledger.api.routes.runs import after_cursor, page_cursor
@@ -137,3 +137,26 @@ async def steer(
     await asyncio.to_thread(visible_run, ctx, caller, run_id, "steer")
     taken = await actions.operate(ctx, caller, run_id, "steer", text)
     return RedirectResponse(f"/ui/runs/{run_id}?notice=instructed+%23{taken['seq']}", 303)
+
+
+@router.post("/ui/runs/{run_id}/fork")
+async def fork(
+    ctx: Ctx,
+    caller: UiWho,
+    request: Request,
+    run_id: str,
+    at: Annotated[int, Form(ge=1)],
+    csrf_token: Annotated[str, Form(max_length=200)],
+    dry: Annotated[str, Form(max_length=10)] = "",
+    model: Annotated[str, Form(max_length=100)] = "",
+    confirm: Annotated[str, Form(max_length=10)] = "",
+) -> Response:
+    """Fork once the operator has ticked the confirmation; the fork's page follows."""
+    check_csrf(request, csrf_token)
+    if confirm != "yes":
+        raise ApiProblem(400, "not-confirmed", "tick the confirmation to fork this run")
+    await asyncio.to_thread(visible_run, ctx, caller, run_id, "fork")
+    started = await forking.fork(
+        ctx, caller, run_id, at, dry=dry == "yes", model=model.strip() or None, profile=None
+    )
+    return RedirectResponse(f"/ui/runs/{started['run_id']}?notice=forked", status_code=303)
