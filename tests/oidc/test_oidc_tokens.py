@@ -99,8 +99,9 @@ async def test_a_person_signs_in_by_device_code_and_their_approval_records_subje
     token_id = jwt.decode(cached.access_token, options={"verify_signature": False})["jti"]
 
     assert await cli(env, "whoami") == (
-        0, f"ops_lead_1 tenant=acme roles=approver,canceller,policy_approver,steerer,support_agent "
-        f"issuer={served.issuer}", "",
+        0,
+        "ops_lead_1 tenant=acme roles=approver,canceller,forker,policy_approver,steerer,"
+        f"support_agent issuer={served.issuer}", "",
     )  # fmt: skip
     # No --as: the provider's token says who decides; the API signs for them.
     decided = await cli(env, "approve", run_id, approval_id)
