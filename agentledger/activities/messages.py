@@ -7,6 +7,7 @@ Kept small on purpose: packets and full tool outputs stay in the ledger, history
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -57,6 +58,25 @@ class ForkPointInput(_Message):
     """A fork's origin: the state there is read from the original's ledger and checked."""
 
     origin: ForkOrigin
+
+
+class NoticeInput(_Message):
+    """A pending approval to announce on one channel (``activities.notices``)."""
+
+    run_id: str
+    approval_id: str
+    channel: str
+    tenant_id: str
+    tool: str
+    approver_role: str
+    eligible_approvers: tuple[str, ...]
+    expires_at: datetime
+    arguments: dict[str, JsonValue]
+
+
+class NoticeSent(_Message):
+    channel_kind: Literal["webhook", "email"]
+    recipients: int
 
 
 class EligibleApproversInput(_Message):
@@ -137,6 +157,8 @@ __all__ = [
     "LookUpPrincipalInput",
     "ModelStepInput",
     "ModelStepResult",
+    "NoticeInput",
+    "NoticeSent",
     "PacketSummary",
     "PrepareRunInput",
     "ProposeMemoryInput",

@@ -22,6 +22,8 @@ from agentledger.activities.messages import (
     LookUpPrincipalInput,
     ModelStepInput,
     ModelStepResult,
+    NoticeInput,
+    NoticeSent,
     PrepareRunInput,
     ProposedMemory,
     ProposeMemoryInput,
@@ -97,3 +99,11 @@ class MemorySteps(ABC):
     @abstractmethod
     def propose_memory(self, params: ProposeMemoryInput) -> list[ProposedMemory]:
         """Persist the outbox, then admit the run's memory proposals (quarantine first)."""
+
+
+class NoticeSteps(ABC):
+    @activity.defn(name="notify_approval")
+    @abstractmethod
+    def notify_approval(self, notice: NoticeInput) -> NoticeSent:
+        """Announce a pending approval on one of the manifest's channels (retried by Temporal;
+        a channel that refuses the message fails at once)."""

@@ -48,7 +48,6 @@ SETTLE_SECONDS = 60.0
 """How long a blocking ``SendMessage`` waits for the run to park or end before it returns the
 task as ``working`` (the caller then polls ``GetTask``)."""
 
-
 _CANCELABLE = frozenset(
     {
         pb.TASK_STATE_SUBMITTED,

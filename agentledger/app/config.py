@@ -92,6 +92,9 @@ class Settings:
     """A JWKS file of the public keys decisions and replies may be signed with, pinned into
     each new run's manifest (``AGENTLEDGER_TRUSTED_KEYS``; ``None``: this process's own
     issuer's key)."""
+    notify_file: Path | None = None
+    """The approval notices' channels, their secrets' variables and tenants (JSON,
+    ``AGENTLEDGER_NOTIFY_FILE``; ``activities.notices``); ``None``: no notices."""
     revoked_keys: frozenset[str] = frozenset()
     """Key ids (``kid``) no longer trusted, even by runs that pinned them: a decision they sign
     is refused when it arrives (``AGENTLEDGER_REVOKED_KEYS``, comma-separated)."""
@@ -284,6 +287,7 @@ def from_environment() -> Settings:
         metrics_port=_optional_int("AGENTLEDGER_METRICS_PORT"),
         metrics_host=env("AGENTLEDGER_METRICS_HOST") or "0.0.0.0",
         trusted_keys_file=_optional_path("AGENTLEDGER_TRUSTED_KEYS"),
+        notify_file=_optional_path("AGENTLEDGER_NOTIFY_FILE"),
         revoked_keys=frozenset(
             k.strip() for k in env("AGENTLEDGER_REVOKED_KEYS", "").split(",") if k.strip()
         ),

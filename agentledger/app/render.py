@@ -132,6 +132,10 @@ def _tools(event: ev.RunEvent) -> str | None:
 def _approvals(event: ev.RunEvent) -> str | None:
     """Approvals asked, decided, expired or refused."""
     match event:
+        case ev.ApprovalNotified():
+            return f"{event.approval_id} announced on {event.channel} ({event.channel_kind})"
+        case ev.ApprovalNotificationFailed():
+            return f"{event.approval_id} not announced on {event.channel}, {event.reason_code}"
         case ev.ApprovalRequested():
             return (
                 f"{event.approval_id} for {event.proposal.tool}"

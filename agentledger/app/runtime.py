@@ -20,6 +20,7 @@ from agentledger.activities.memory import MemoryActivities, MemoryStore, remembe
 from agentledger.activities.memory import install as install_memory
 from agentledger.activities.messages import ActivityQueues
 from agentledger.activities.models import load_sdks, model_clients, unconfigured_fallbacks
+from agentledger.activities.notices import NoticeConfig, Notices, load_notices
 from agentledger.activities.ports import ModelClient, Pack
 from agentledger.activities.retrieval import SemanticUnavailable, configure_retrieval
 from agentledger.activities.retrieval import install as install_retrieval
@@ -209,6 +210,7 @@ class Runtime:
     def _jobs(self) -> dict[str, list[Callable[..., object]]]:
         """Each kind of work's activities."""
         memory = MemoryStore(self.ledger.engine)
+        notices = self.notices()
         run = RunActivities(
             self.ledger,
             self.models(),
@@ -216,6 +218,7 @@ class Runtime:
             memory=memory,
             trusted_keys=trusted_keys(self.settings),
             queues=ActivityQueues(model=self.settings.model_queue, tool=self.settings.tool_queue),
+            notices=notices,
         )
         return {
             "workflows": [
@@ -230,8 +233,18 @@ class Runtime:
                 ).all(),
             ],
             "models": [run.model_step],
-            "tools": [run.execute_tool, run.reconcile_tool],
+            "tools": [run.execute_tool, run.reconcile_tool, Notices(notices).notify_approval],
         }
+
+    def notices(self) -> NoticeConfig | None:
+        """The approval notices' configuration (``AGENTLEDGER_NOTIFY_FILE``), checked."""
+        path = self.settings.notify_file
+        if path is None:
+            return None
+        try:
+            return load_notices(path)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
 
     def _deployment(self) -> WorkerDeploymentConfig | None:
         """With a deployment and build id: versioned, every run pinned to the build that

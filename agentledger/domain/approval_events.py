@@ -72,3 +72,26 @@ class ApprovalAttemptRefused(Envelope):
     attempted_by: str
     reason_code: str
     detail: str
+
+
+class ApprovalNotified(Envelope):
+    """The approval's request reached a channel its manifest names (``activities.notices``):
+    a chat webhook took the message, or a mail server accepted it for ``recipients``. The
+    message links to the approvals page; following it approves nothing."""
+
+    kind: Literal["approval_notified"] = "approval_notified"
+    approval_id: str
+    channel: str
+    channel_kind: Literal["webhook", "email"]
+    recipients: int
+
+
+class ApprovalNotificationFailed(Envelope):
+    """A channel could not be reached after its retries (or refused the message): the
+    approval still waits in the inbox, as it would without notifications."""
+
+    kind: Literal["approval_notification_failed"] = "approval_notification_failed"
+    approval_id: str
+    channel: str
+    reason_code: str
+    detail: str

@@ -18,6 +18,10 @@ from agentledger.domain._model import without_field
 from agentledger.domain.approval_events import ApprovalAttemptRefused as ApprovalAttemptRefused
 from agentledger.domain.approval_events import ApprovalExpired as ApprovalExpired
 from agentledger.domain.approval_events import ApprovalGranted as ApprovalGranted
+from agentledger.domain.approval_events import (
+    ApprovalNotificationFailed as ApprovalNotificationFailed,
+)
+from agentledger.domain.approval_events import ApprovalNotified as ApprovalNotified
 from agentledger.domain.approval_events import ApprovalRejected as ApprovalRejected
 from agentledger.domain.approval_events import ApprovalRequested as ApprovalRequested
 from agentledger.domain.conversation_events import ConversationClosed as ConversationClosed
@@ -266,6 +270,8 @@ RunEvent = Annotated[
     | ApprovalRejected
     | ApprovalExpired
     | ApprovalAttemptRefused
+    | ApprovalNotified
+    | ApprovalNotificationFailed
     | ErrorRecorded
     | BudgetCharged
     | ModelCalled

@@ -31,6 +31,8 @@ from agentledger.domain.events import (
     ApprovalAttemptRefused,
     ApprovalExpired,
     ApprovalGranted,
+    ApprovalNotificationFailed,
+    ApprovalNotified,
     ApprovalRejected,
     ApprovalRequested,
     BudgetCharged,
@@ -163,9 +165,7 @@ def _apply_denied(d: Draft, event: ToolCallDenied) -> None:
     d.refuse(event, option=event.tool, settles=event.tool)
 
 
-def _audit_only(
-    d: Draft, event: ApprovalAttemptRefused | MemoryProposed | OperatorActionRefused
-) -> None:
+def _audit_only(d: Draft, event: RunEvent) -> None:
     """They change nothing the run knows."""
 
 
@@ -245,6 +245,8 @@ _HANDLERS: dict[type, Callable[[Draft, Any], None]] = {
     ApprovalRejected: apply_approval_decision,
     ApprovalExpired: apply_approval_decision,
     ApprovalAttemptRefused: _audit_only,
+    ApprovalNotified: _audit_only,
+    ApprovalNotificationFailed: _audit_only,
     MemoryProposed: _audit_only,
     OperatorActionRefused: _audit_only,
     OperatorInstructed: apply_instructed,

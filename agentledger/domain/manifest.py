@@ -27,9 +27,7 @@ from agentledger.domain.mcp import (
     pin_contracts_names,
 )
 from agentledger.domain.model_calls import unpriced_cost_limit
-from agentledger.domain.model_profile import (
-    ModelProfile as ModelProfile,  # re-exported: part of a manifest
-)
+from agentledger.domain.model_profile import ModelProfile as ModelProfile  # re-exported
 from agentledger.domain.tools import Risk, Scope, ToolContract, ToolTerms
 from agentledger.domain.workorder import Budget, WorkGrant
 
@@ -153,12 +151,15 @@ class ExecutionManifest(Frozen):
     """Set on a fork's manifest: the run and seq it started from, the state hash it started
     with, who forked it and whether it runs dry (``domain.forks``)."""
 
+    notify_channels: tuple[str, ...] = ()
+    """Channels announcing approvals, by name: their addresses stay with the worker."""
+
     def canonical(self) -> dict[str, Any]:
         """The JSON the hash is over. Fields added since are left out while empty, so manifests
         frozen before they existed keep their hashes (events and ledger rows refer to them)."""
         optional = (
             "mcp_servers", "tool_terms", "step_graph", "conversation", "trusted_keys",
-            "handoffs", "handoff_origin", "bound_claims", "fork_origin",
+            "handoffs", "handoff_origin", "bound_claims", "fork_origin", "notify_channels",
         )  # fmt: skip
         exclude: dict[str, Any] = {name: True for name in optional if not getattr(self, name)}
         if self.compaction.window is None:
@@ -250,14 +251,14 @@ def resolve_manifest(
     handoff_origin: HandoffOrigin | None = None,
     work_order_grants: tuple[WorkGrant, ...] | None = None,
     fork_origin: ForkOrigin | None = None,
+    notify_channels: tuple[str, ...] = (),
 ) -> ExecutionManifest:
     """Freeze a profile for one attempt. Mutable inputs arrive already resolved to digests;
     each MCP server in the profile arrives as the pin discovery made of it; ``contracts`` are
     the pack's tool contracts, whose granted terms are frozen; ``trusted_keys`` are the keys
     the worker trusts to sign decisions and replies now (a rotation changes no running attempt).
-    ``handoff_origin``: set for a child run, whose grants are narrowed to its authority.
-
-    A handoff contract whose authority is wider than the grants raises ``HandoffAuthorityError``."""
+    ``handoff_origin``: set for a child run, whose grants are narrowed to its authority. A
+    handoff contract whose authority is wider than the grants raises ``HandoffAuthorityError``."""
     price_problem = unpriced_cost_limit(profile.model, profile.budgets)
     if price_problem is not None:
         raise ManifestError(price_problem)
@@ -295,4 +296,5 @@ def resolve_manifest(
         bound_claims=True,
         work_order_grants=work_order_grants,
         fork_origin=fork_origin,
+        notify_channels=notify_channels,
     )

@@ -22,8 +22,6 @@ from temporalio.exceptions import ApplicationError
 from agentledger.workflows import _patches as patches
 
 with workflow.unsafe.imports_passed_through():
-    from agentledger.activities.messages import EligibleApproversInput
-    from agentledger.activities.surface import DirectorySteps
     from agentledger.domain import events as ev
     from agentledger.domain.approvals import (
         MAX_RECORDED_REFUSALS,
@@ -40,18 +38,19 @@ with workflow.unsafe.imports_passed_through():
     )
     from agentledger.domain.decisions import ApprovalEdit, ToolCallProposal
     from agentledger.domain.elicitation import ElicitationRequest
-    from agentledger.domain.principal import APPROVER_ROLE, Principal
+    from agentledger.domain.principal import Principal
     from agentledger.domain.state import ApprovalOutcome
     from agentledger.workflows.messages import ApprovalDecision, ApprovalResult
 
 from agentledger.workflows._assertions import check_assertion, refuse_unsigned
-from agentledger.workflows._core import RETRY, Run
+from agentledger.workflows._core import Run
 from agentledger.workflows._directory import (
-    DIRECTORY_TIMEOUT,
     directory_refusal,
     look_up_principal,
 )
 from agentledger.workflows._edits import judged_edit
+from agentledger.workflows._notices import announce
+from agentledger.workflows._requests import approval_request
 from agentledger.workflows._tracing import OUTCOME, of_run, span
 
 
@@ -73,24 +72,14 @@ class ApprovalDesk:
         run = self._run
         approval_id = f"apr_{run.state.last_seq + 1}"
         ttl = timedelta(seconds=run.manifest.approval_ttl_seconds)
-        role = self._role_for(proposal)
-        directory = workflow.patched(patches.DIRECTORY_APPROVERS)
-        eligible = await self._eligible_approvers(role) if directory else None
-        run.record(
-            ev.ApprovalRequested(
-                **run.stamp(),
-                approval_id=approval_id,
-                operation_id=operation_id,
-                proposal=proposal,
-                proposal_digest=digest,
-                requested_by=run.principal.user_id,
-                approver_role=role,
-                expires_at=workflow.now() + ttl,
-                elicitation=elicitation,
-                eligible_approvers=eligible,
-            )
+        requested = await approval_request(
+            run, approval_id, operation_id, proposal, digest, elicitation, ttl
         )
+        run.record(requested)
         await run.flush()  # the approvals inbox must show the request while we wait
+        if run.manifest.notify_channels:
+            await announce(run, requested)
+            ttl = max(requested.expires_at - workflow.now(), timedelta(0))
         waiting = of_run(
             run, approval_id=approval_id, operation_id=operation_id, tool=proposal.tool
         )
@@ -105,23 +94,6 @@ class ApprovalDesk:
             outcome = run.state.approvals[approval_id]
             traced.set_attribute(OUTCOME, outcome.decision)
         return outcome
-
-    def _role_for(self, proposal: ToolCallProposal) -> str:
-        """The role the call's frozen terms ask (``approver`` without terms: an elicitation)."""
-        terms = self._run.contracts.get(proposal.tool)
-        return terms.approval.approver_role(proposal.arguments) if terms else APPROVER_ROLE
-
-    async def _eligible_approvers(self, role: str) -> tuple[str, ...]:
-        principal = self._run.principal
-        found = await workflow.execute_activity_method(
-            DirectorySteps.eligible_approvers,
-            EligibleApproversInput(
-                tenant_id=principal.tenant_id, role=role, requested_by=principal.user_id
-            ),
-            start_to_close_timeout=DIRECTORY_TIMEOUT,
-            retry_policy=RETRY,
-        )
-        return tuple(found)
 
     async def decide(self, decision: ApprovalDecision) -> ApprovalResult:
         """Record a human's decision, or the refused attempt (and refuse the update)."""

@@ -12,6 +12,7 @@ from agentledger.activities import _telemetry
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.memory import MemoryStore
 from agentledger.activities.messages import ActivityQueues
+from agentledger.activities.notices import NoticeConfig
 from agentledger.activities.ports import ModelClient, Pack, PackLookup, UnknownPack
 from agentledger.activities.sandboxes import Sandboxes
 from agentledger.domain.assertions import TrustedKey
@@ -32,11 +33,13 @@ class RunBase:
         *,
         trusted_keys: tuple[TrustedKey, ...],
         queues: ActivityQueues | None = None,
+        notices: NoticeConfig | None = None,
     ) -> None:
         self._memory = memory
         self._queues = queues or ActivityQueues()
         self._trusted_keys = trusted_keys
         self._ledger = ledger
+        self._notices = notices
         self._sandboxes = Sandboxes(ledger.engine)
         self._models = models
         self._packs = packs

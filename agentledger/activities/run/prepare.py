@@ -130,6 +130,11 @@ class Preparing(Forking):
             handoff_origin=params.handoff_origin,
             work_order_grants=self._planned(pack, params),
             fork_origin=params.fork,
+            notify_channels=(
+                self._notices.channels_for(params.work_order.principal.tenant_id)
+                if self._notices is not None
+                else ()
+            ),
         )
 
     @activity.defn(name="activity_queues")
