@@ -35,6 +35,7 @@ from agentledger.activities.messages import (
     LookUpPrincipalInput,
     ModelStepInput,
     ModelStepResult,
+    NoticeInput,
     PrepareRunInput,
     ResumeInput,
     ToolStepInput,
@@ -58,6 +59,7 @@ ACTIVITY_INPUTS: Mapping[str, type[BaseModel]] = {
     "look_up_principal": LookUpPrincipalInput,
     "resume_run": ResumeInput,
     "fork_point": ForkPointInput,
+    "notify_approval": NoticeInput,
 }
 
 # model_step adds the principal's approved memories to the candidates, read from the memory

@@ -12,8 +12,11 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
+import threading
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +29,12 @@ from agentledger.app import forks, operators
 from agentledger.app import runs as client_ops
 from agentledger.app.errors import Refused
 from agentledger.app.registry import get_pack
+from agentledger.app.runtime import Runtime
 from agentledger.domain.forks import boundaries
 from agentledger.domain.principal import Principal
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, Reply
 from bench._stack import embedded_stack
+from bench.harness import Harness
 from tests.replay._recorded import SEEDED_MEMORIES
 
 HISTORIES = Path(__file__).with_name("histories")
@@ -93,20 +98,26 @@ async def _record(
 async def _record_parked(name: str, act: Callable[[Any, str], Awaitable[object]]) -> None:
     """A refund run parked on its approval, then ``act(stack, run_id)`` (an operator's)."""
     async with embedded_stack() as stack, stack.runtime.worker(stack.client):
-        principal = stack.runtime.ledger.get_principal("usr_73")
-        assert principal is not None
-        order = get_pack("support").make_work_order(REQUEST, principal)
-        handle = await client_ops.start_run(
-            stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}",
-            issuer=stack.issuer,
-        )  # fmt: skip
-        await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
-        await act(stack, handle.id)
-        await handle.result()
-        history = await handle.fetch_history()
-        (HISTORIES / f"{name}.json").write_text(history.to_json())
-        _note_seeded_memory(name, stack.runtime.ledger.engine, principal)
-        print(f"recorded {name}: {len(history.events)} history events")
+        await _record_parked_on(stack, name, act)
+
+
+async def _record_parked_on(
+    stack: Harness, name: str, act: Callable[[Any, str], Awaitable[object]]
+) -> None:
+    principal = stack.runtime.ledger.get_principal("usr_73")
+    assert principal is not None
+    order = get_pack("support").make_work_order(REQUEST, principal)
+    handle = await client_ops.start_run(
+        stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}",
+        issuer=stack.issuer,
+    )  # fmt: skip
+    await client_ops.wait_for(stack.client, handle.id, pending_approval=True)
+    await act(stack, handle.id)
+    await handle.result()
+    history = await handle.fetch_history()
+    (HISTORIES / f"{name}.json").write_text(history.to_json())
+    _note_seeded_memory(name, stack.runtime.ledger.engine, principal)
+    print(f"recorded {name}: {len(history.events)} history events")
 
 
 async def _record_fork(name: str) -> None:
@@ -132,6 +143,49 @@ async def _record_fork(name: str) -> None:
         (HISTORIES / f"{name}.json").write_text(history.to_json())
         _note_seeded_memory(name, stack.runtime.ledger.engine, principal)
         print(f"recorded {name}: {len(history.events)} history events")
+
+
+async def _record_notified(name: str) -> None:
+    """A refund run whose worker announces approvals on two webhooks, one taking the message and
+    one refusing it (404), then approved: approval_notified, approval_notification_failed."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    os.environ["RECORD_HOOK_OK"] = f"http://127.0.0.1:{server.server_address[1]}/ok"
+    os.environ["RECORD_HOOK_GONE"] = f"http://127.0.0.1:{server.server_address[1]}/gone"
+    channels = {
+        "ops-chat": {"kind": "webhook", "url_env": "RECORD_HOOK_OK"},
+        "old-chat": {"kind": "webhook", "url_env": "RECORD_HOOK_GONE"},
+    }
+    async with embedded_stack() as stack:
+        notify = stack.settings.data_dir / "notify.json"
+        config = {"base_url": "https://agents.example.test", "channels": channels}
+        notify.write_text(json.dumps({**config, "tenants": {"*": list(channels)}}))
+        settings = dataclasses.replace(stack.settings, notify_file=notify)
+        noticed = Harness(Runtime.open(settings), stack.client, settings)
+        async with noticed.runtime.worker(stack.client):
+            await _record_parked_on(noticed, name, _approve)
+    server.shutdown()
+
+
+class _Hook(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200 if self.path == "/ok" else 404)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+async def _approve(stack: Any, run_id: str) -> None:
+    """The approver grants the refund once its notices are recorded."""
+    while not any(e.kind == "approval_notified" for e in stack.runtime.ledger.read(run_id)):
+        await asyncio.sleep(0.1)
+    state = await client_ops.live_state(stack.client, run_id)
+    (approval_id,) = state.pending_approvals
+    await client_ops.decide(
+        stack.client, run_id, approval_id, "ops_lead_1", issuer=stack.issuer, approve=True
+    )
 
 
 async def _cancel(stack: Any, run_id: str) -> None:
@@ -375,6 +429,9 @@ async def main() -> None:
     # forked_v1: a dry fork of a parked refund run at its last boundary (run_forked with the
     # original's state, the operator's signed start); its refund is refused (fork_dry).
     await _record_fork("refund_forked_v1")
+    # notified_v1: approvals announced on the worker's channels (manifest notify_channels):
+    # one webhook takes the message (approval_notified), one refuses it (webhook_refused).
+    await _record_notified("refund_notified_v1")
 
 
 if __name__ == "__main__":

@@ -214,3 +214,21 @@ def test_the_single_use_conversation_recorded_its_refused_copy_and_foreign_reply
     taken = [e.text for e in events if e.kind == "user_replied"]
     assert refused == ["assertion_replayed", "assertion_foreign_issuer"]
     assert taken == ["red, please", "actually blue"]
+
+
+def test_the_notified_run_recorded_each_channel_and_was_decided_as_without() -> None:
+    """refund_notified_v1: both channels' outcomes recorded in the manifest's order, before the
+    approval was granted; the manifest names the channels and nothing of their addresses."""
+    recorded = read_history(Path(__file__).with_name("histories") / "refund_notified_v1.json")
+    events = [recorded.events[seq] for seq in sorted(recorded.events)]
+    kinds = [e.kind for e in events]
+    outcomes = [
+        (e.channel, getattr(e, "reason_code", None))
+        for e in events
+        if e.kind in {"approval_notified", "approval_notification_failed"}
+    ]
+    assert outcomes == [("ops-chat", None), ("old-chat", "webhook_refused")]
+    assert kinds.index("approval_requested") < kinds.index("approval_notified")
+    assert kinds.index("approval_notification_failed") < kinds.index("approval_granted")
+    assert recorded.manifest.notify_channels == ("ops-chat", "old-chat")
+    assert "127.0.0.1" not in recorded.manifest.model_dump_json()
