@@ -14,8 +14,14 @@ def eval_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "suite",
         help="a shipped suite (support, tau2-retail, tau2-airline, agentdojo-banking, "
-        "agentdojo-slack) or a suite file (JSON)",
+        "agentdojo-slack) or a suite file (JSON); or `add RUN_ID --at SEQ --suite FILE`: a "
+        "recorded run as a regression case, forked at SEQ, expecting what the run did after",
     )
+    parser.add_argument("run_id", nargs="?", help="with add: the run to make a case of")
+    parser.add_argument("--at", type=int, metavar="SEQ", help="with add: where the case forks")
+    parser.add_argument("--suite", dest="into", type=Path, metavar="FILE", help="with add")
+    parser.add_argument("--case-id", help="with add: the case's id (default RUN_ID-at-SEQ)")
+    parser.add_argument("--approver", help="with add, a new file's (default: the run's)")
     parser.add_argument(
         "--manifest",
         action="append",

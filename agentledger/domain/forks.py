@@ -104,12 +104,16 @@ def origin_hash(state: WorkingState, origin: ForkOrigin) -> str:
 
 
 def work_order_problem(fork: WorkOrder, events: Sequence[RunEvent]) -> str | None:
-    """Why ``fork`` is not the original's work order with only a fork's overrides (its model
-    and agent profile), or ``None``."""
+    """Why ``fork`` is not the original's work order with only a fork's overrides (its model,
+    its agent profile, or its pack's configuration: an eval's overlay ``PACK+NAME``), or
+    ``None``."""
     started = next((e for e in events if isinstance(e, RunStarted)), None)
     if started is None:
         return "the original run has no recorded start"
-    changeable = {"model_override", "agent_profile_id"}
+    pack = started.work_order.pack
+    if fork.pack != pack and not fork.pack.startswith(pack + "+"):
+        return f"a fork runs its original's pack {pack} (or a configuration of it)"
+    changeable = {"model_override", "agent_profile_id", "pack"}
     if fork.model_dump(exclude=changeable) != started.work_order.model_dump(exclude=changeable):
         return "a fork's work order is its original's, with only its model or profile changed"
     return None

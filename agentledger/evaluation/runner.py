@@ -16,20 +16,34 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from sqlalchemy.engine import Engine
 from temporalio.client import Client
 
+from agentledger.activities.sandboxes import Sandboxes
 from agentledger.app import runs as run_ops
 from agentledger.app.config import Settings
+from agentledger.app.errors import EvalInputInvalid, Refused
+from agentledger.app.forks import plan_fork, start_fork
 from agentledger.app.identity import Issuer
 from agentledger.app.runtime import Runtime
 from agentledger.domain.evaluation import EvalCase, figures_of, problems
+from agentledger.domain.evaluation.suite import ForkedFrom
 from agentledger.domain.state import ENDED
 from agentledger.domain.workorder import WorkOrder
 from agentledger.evaluation.configs import Configuration
+from agentledger.evaluation.regressions import import_origin
 from agentledger.evaluation.report import RunRow
 from agentledger.evaluation.sources import SuiteSource
 
-__all__ = ["EvalStack", "drive", "eval_settings", "open_eval_stack", "run_case", "run_pairs"]
+__all__ = [
+    "EvalStack",
+    "drive",
+    "eval_settings",
+    "open_eval_stack",
+    "run_case",
+    "run_pairs",
+    "settle",
+]
 
 
 def eval_settings(settings: Settings, eval_id: str) -> Settings:
@@ -64,15 +78,13 @@ async def run_case(
     ledger = stack.runtime.ledger
     source.fresh_copy(ledger.engine, case)
     nonce = uuid.uuid4().hex[:8]
-    order = source.work_order(case, config.pack, ledger, nonce)
-    order = order.model_copy(update={"pack": config.pack.name})
     run_id = f"eval-{config.name}-{case.case_id}-{repeat}-{nonce}"
     started = time.perf_counter()
-    await drive(stack, order, run_id, approver=source.approver(order), approve=case.approve)
+    order, engine = await _run(stack, source, case, config, run_id, nonce)
     wall = time.perf_counter() - started
     events = ledger.read(run_id)
     f = figures_of(events)
-    end_state = source.end_state(ledger.engine, order)
+    end_state = source.end_state(engine, order)
     cost = config.config.pricing.cost(f.input_tokens, f.output_tokens)
     f = f.model_copy(update={"wall_seconds": wall, "end_state_hash": end_state, "cost": cost})
     found = (*problems(case.expect, f), *source.extra_problems(ledger.engine, order, events))
@@ -81,13 +93,57 @@ async def run_case(
     )
 
 
+async def _run(
+    stack: EvalStack,
+    source: SuiteSource,
+    case: EvalCase,
+    config: Configuration,
+    run_id: str,
+    nonce: str,
+) -> tuple[WorkOrder, Engine]:
+    """Run the case to its end: its work order, and the engine its writes went to."""
+    ledger = stack.runtime.ledger
+    if case.fork is None:
+        order = source.work_order(case, config.pack, ledger, nonce)
+        order = order.model_copy(update={"pack": config.pack.name})
+        await drive(stack, order, run_id, approver=source.approver(order), approve=case.approve)
+        return order, ledger.engine
+    # A regression case: a fork of its recorded origin, writing to its own sandbox.
+    operator = source.suite.approver
+    order = await start_forked_case(stack, case.fork, config.pack.name, run_id, operator)
+    await settle(stack, run_id, approver=source.approver(order), approve=case.approve)
+    return order, Sandboxes(ledger.engine).engine(run_id, config.pack)
+
+
 async def drive(
     stack: EvalStack, order: WorkOrder, run_id: str, *, approver: str, approve: bool
 ) -> None:
     """Start the run and see it to its end, deciding each approval it asks for."""
-    handle = await run_ops.start_run(
-        stack.client, stack.queue, order, run_id=run_id, issuer=stack.issuer
-    )
+    await run_ops.start_run(stack.client, stack.queue, order, run_id=run_id, issuer=stack.issuer)
+    await settle(stack, run_id, approver=approver, approve=approve)
+
+
+async def start_forked_case(
+    stack: EvalStack, origin: ForkedFrom, pack: str, run_id: str, operator: str
+) -> WorkOrder:
+    """Start ``run_id``, the fork of a regression case's origin under the configuration's
+    ``pack``, signed by the suite's approver; its work order."""
+    import_origin(stack.runtime.ledger, origin)
+    try:
+        plan = plan_fork(stack.runtime.ledger, origin.run_id, origin.seq, operator, dry=False)
+    except Refused as exc:
+        raise EvalInputInvalid(f"the case's fork: {exc}", "fork_refused") from None
+    order = plan.work_order.model_copy(update={"pack": pack})
+    await start_fork(
+        stack.client, stack.queue, replace(plan, run_id=run_id, work_order=order),
+        issuer=stack.issuer,
+    )  # fmt: skip
+    return order
+
+
+async def settle(stack: EvalStack, run_id: str, *, approver: str, approve: bool) -> None:
+    """See the run to its end, deciding each approval it asks for."""
+    handle = stack.client.get_workflow_handle(run_id)
     while True:
         state = await run_ops.wait_for(stack.client, run_id, pending_approval=True, timeout=600)
         if state.status in ENDED or state.awaiting is not None:

@@ -21,6 +21,7 @@ from agentledger.app.errors import EvalInputInvalid, SuiteNotFound, in_words
 from agentledger.app.registry import UnknownPack, get_pack
 from agentledger.domain import events as ev
 from agentledger.domain.evaluation import EvalCase, Suite
+from agentledger.domain.evaluation.regression import checked_origin
 from agentledger.domain.workorder import WorkOrder
 
 __all__ = ["SHIPPED", "SuiteSource", "SupportSource", "load_suite", "one_line"]
@@ -142,6 +143,12 @@ def _from_file(path: Path) -> SuiteSource:
                 f"suite {suite.name}: case {case.case_id} names fixture {case.fixture!r}; pack "
                 f"{pack.name} has {', '.join(sorted(fixtures()))}",
                 "unknown_fixture",
+            )
+        problem = checked_origin(case.fork, pack.name) if case.fork is not None else None
+        if problem is not None:
+            raise EvalInputInvalid(
+                f"suite {suite.name}: case {case.case_id} cannot fork its recorded run: {problem}",
+                "fork_origin_invalid",
             )
     return cls(suite)
 

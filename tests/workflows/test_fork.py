@@ -151,8 +151,11 @@ async def test_forged_fork_inputs_are_refused_by_the_run(harness: Harness) -> No
     signed = [(other, plan.work_order, "fork_state_mismatch")]
     signed += [(mid, plan.work_order, "fork_point_mid_operation")]
     signed += [(plan.origin, wider, "preparation_failed")]  # not the original's work order
-    for origin, order, code in signed:
-        forged = forks.ForkPlan(f"{plan.run_id}-{code}", origin, order)
+    # Another pack is not a configuration of the original's (an eval's overlay, ``support+x``).
+    billing = plan.work_order.model_copy(update={"pack": "billing"})
+    signed += [(plan.origin, billing, "preparation_failed")]
+    for n, (origin, order, code) in enumerate(signed):
+        forged = forks.ForkPlan(f"{plan.run_id}-{n}-{code}", origin, order)
         with pytest.raises(Refused) as refused:
             await forks.forked(
                 harness.runtime.ledger,

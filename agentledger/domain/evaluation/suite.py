@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, JsonValue
 
 from agentledger.domain._model import Frozen
+from agentledger.domain.events import RunEvent
 from agentledger.domain.tools import ReceiptStatus
 
 
@@ -48,9 +49,24 @@ class Expectation(Frozen):
     """Phrases the answer must not contain (case-insensitive): claims of what did not happen."""
 
 
+class ForkedFrom(Frozen):
+    """Where a regression case starts (``agentledger eval add``): a recorded run's events up to
+    one of its completed-operation boundaries, and the manifests they name, carried in the suite
+    so the case runs on any ledger. Each run of the case is a fork from there."""
+
+    run_id: str
+    seq: int = Field(ge=1)
+    state_hash: str
+    """The original's state hash at ``seq``, checked when the suite is loaded."""
+    events: tuple[RunEvent, ...]
+    manifests: tuple[dict[str, JsonValue], ...]
+    """The manifests the events were recorded under, as the ledger stores them."""
+
+
 class EvalCase(Frozen):
     """One work order of a suite: a request by a user from the pack's directory, or a hosted
-    benchmark's task (``task``), and how the scripted approver decides."""
+    benchmark's task (``task``), and how the scripted approver decides; or a fork of a recorded
+    run (``fork``), whose request and requester are the original's."""
 
     case_id: str
     request: str = ""
@@ -61,6 +77,7 @@ class EvalCase(Frozen):
     """A named change the pack makes to the fresh copy of its system of record before the run."""
     approve: bool = True
     expect: Expectation = Field(default_factory=Expectation)
+    fork: ForkedFrom | None = None
 
 
 class Suite(Frozen):
