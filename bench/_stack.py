@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from agentledger.app.config import Settings
+from agentledger.app.config import Settings, TemporalSecurity
 from agentledger.app.devserver import DevServer, ensure_dev_server, stop_dev_server
 from agentledger.app.runtime import Runtime
 from agentledger.app.temporal import connect
@@ -33,14 +33,21 @@ def start_dev_server(data_dir: Path) -> DevServer:
 
 
 async def open_stack(
-    data_dir: Path, temporal_address: str, database_url: str | None, task_queue: str
+    data_dir: Path,
+    temporal_address: str,
+    database_url: str | None,
+    task_queue: str,
+    *,
+    payload_codec: bool = True,
 ) -> Harness:
-    """A seeded runtime and a client on ``task_queue`` (no worker yet: ``runtime.worker``)."""
+    """A seeded runtime and a client on ``task_queue`` (no worker yet: ``runtime.worker``);
+    payloads sealed with the data directory's key ring unless ``payload_codec`` is off."""
     settings = Settings(
         data_dir=data_dir,
         database_url=database_url,
         temporal_address=temporal_address,
         task_queue=task_queue,
+        temporal_security=TemporalSecurity(payload_codec=payload_codec),
     )
     runtime = Runtime.open(settings)
     runtime.seed()
@@ -48,13 +55,17 @@ async def open_stack(
 
 
 @asynccontextmanager
-async def embedded_stack(database_url: str | None = None) -> AsyncIterator[Stack]:
+async def embedded_stack(
+    database_url: str | None = None, *, payload_codec: bool = True
+) -> AsyncIterator[Stack]:
     """A private stack in a temporary directory, its dev server stopped afterwards."""
     with tempfile.TemporaryDirectory(prefix="agentledger-bench-") as tmp:
         data_dir = Path(tmp)
         server = start_dev_server(data_dir)
         try:
             queue = f"bench-{uuid.uuid4().hex[:8]}"
-            yield await open_stack(data_dir, server.address, database_url, queue)
+            yield await open_stack(
+                data_dir, server.address, database_url, queue, payload_codec=payload_codec
+            )
         finally:
             stop_dev_server(data_dir)

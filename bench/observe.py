@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from agentledger.activities.ledger import Ledger
@@ -107,7 +106,7 @@ async def _engine_on_off(stack: Stack, runs: int) -> tuple[list[float], list[flo
 async def _replay_all(client: Client, run_ids: set[str]) -> None:
     replayer = Replayer(
         workflows=[AgentRunWorkflow],
-        data_converter=pydantic_data_converter,
+        data_converter=client.data_converter,  # the payload codec's too
         workflow_runner=workflow_runner("bench"),
     )
     for run_id in sorted(run_ids):

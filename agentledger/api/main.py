@@ -22,6 +22,7 @@ from agentledger.api.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit, PageHeader
 from agentledger.api.mcp_door import MCP_PATH, mcp_server, metadata_routes, transport_security
 from agentledger.api.problems import ApiProblem, install_handlers, problem_response
 from agentledger.api.routes import admin as routes_admin
+from agentledger.api.routes import codec as routes_codec
 from agentledger.api.routes import hooks as routes_hooks
 from agentledger.api.routes import live, ui, ui_runs
 from agentledger.api.routes import memory as routes_memory
@@ -87,7 +88,7 @@ def _install_routes(app: FastAPI) -> None:
     app.add_exception_handler(ApiProblem, _problem)
     routers = (
         routes_runs.router, live.router, routes_admin.router, routes_memory.router,
-        routes_hooks.router,
+        routes_hooks.router, routes_codec.router,
     )  # fmt: skip
     for router in (*routers, ui.router, ui_runs.router):
         app.include_router(router)

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentledger.app.errors import ConfigError, in_words
+from agentledger.app.frontend import TemporalSecurity as TemporalSecurity
+from agentledger.app.frontend import temporal_security as temporal_security
 
 if TYPE_CHECKING:
     from agentledger.activities.models import ProviderConfig
@@ -19,21 +21,6 @@ PROVIDERS_VARIABLE = "AGENTLEDGER_MODEL_PROVIDERS"
 ISSUERS_VARIABLE = "AGENTLEDGER_OIDC_ISSUERS"
 DEFAULT_TEMPORAL_PORT = 7233
 DEFAULT_UI_PORT = 8233
-
-
-@dataclass(frozen=True)
-class TemporalSecurity:
-    """How clients and workers prove themselves to a Temporal frontend that is not open to all:
-    TLS (a private CA, mutual TLS with a client certificate) and/or an API key read from the
-    named variable. Production should close the frontend: whoever reaches it can start runs and
-    send updates."""
-
-    tls: bool = False
-    ca_cert: Path | None = None
-    client_cert: Path | None = None
-    client_key: Path | None = None
-    server_name: str | None = None
-    api_key_env: str | None = None
 
 
 KINDS = ("workflows", "models", "tools")
@@ -177,27 +164,6 @@ def model_providers(value: str | None) -> dict[str, ProviderConfig]:
             f"{PROVIDERS_VARIABLE}: {in_words(exc)}. Expected {{name: {{kind, base_url, "
             "api_key_env, models}} as JSON, or the path of such a .json/.toml file"
         ) from None
-
-
-def temporal_security(env: Mapping[str, str]) -> TemporalSecurity:
-    def path(name: str) -> Path | None:
-        raw = env.get(f"AGENTLEDGER_TEMPORAL_{name}")
-        return Path(raw).expanduser() if raw else None
-
-    security = TemporalSecurity(
-        ca_cert=path("TLS_CA"),
-        client_cert=path("TLS_CERT"),
-        client_key=path("TLS_KEY"),
-        server_name=env.get("AGENTLEDGER_TEMPORAL_TLS_SERVER_NAME") or None,
-        api_key_env=env.get("AGENTLEDGER_TEMPORAL_API_KEY_ENV") or None,
-    )
-    if (security.client_cert is None) != (security.client_key is None):
-        raise ConfigError(
-            "AGENTLEDGER_TEMPORAL_TLS_CERT and AGENTLEDGER_TEMPORAL_TLS_KEY go together (mTLS)"
-        )
-    wanted = env.get("AGENTLEDGER_TEMPORAL_TLS", "").lower() in ("1", "true", "yes")
-    implied = any((security.ca_cert, security.client_cert, security.server_name))
-    return replace(security, tls=wanted or implied or security.api_key_env is not None)
 
 
 def issuer_tenants(value: str | None) -> dict[str, tuple[str, ...]]:

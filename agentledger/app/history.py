@@ -6,6 +6,7 @@ from typing import Any
 
 import orjson
 from temporalio.client import Client
+from temporalio.converter import PayloadCodec
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentledger.app.errors import NotFound
@@ -30,14 +31,18 @@ async def recorded_state(client: Client, run_id: str) -> WorkingState:
             raise NotFound(f"no run {run_id} on this Temporal server") from None
         raise
     initial, events = WorkingState(), dict[int, Any]()
+    codec = client.data_converter.payload_codec
     for event in history.events:
         if event.HasField("workflow_execution_started_event_attributes"):
-            started = _json_payloads(event.workflow_execution_started_event_attributes.input)
+            started = await _json_payloads(
+                codec, event.workflow_execution_started_event_attributes.input
+            )
             carried = started[0].get("continued") if started else None
             if carried:
                 initial = WorkingState.model_validate(carried["state"])
         elif event.HasField("activity_task_scheduled_event_attributes"):
-            for arg in _json_payloads(event.activity_task_scheduled_event_attributes.input):
+            inputs = event.activity_task_scheduled_event_attributes.input
+            for arg in await _json_payloads(codec, inputs):
                 for raw in arg.get("outbox") or arg.get("events") or ():
                     events.setdefault(raw["seq"], raw)
     later = [
@@ -46,5 +51,7 @@ async def recorded_state(client: Client, run_id: str) -> WorkingState:
     return project(later, initial if initial.last_seq else None)
 
 
-def _json_payloads(payloads: Any) -> list[dict[str, Any]]:
-    return [found for p in payloads.payloads if isinstance(found := orjson.loads(p.data), dict)]
+async def _json_payloads(codec: PayloadCodec | None, payloads: Any) -> list[dict[str, Any]]:
+    """The JSON objects among ``payloads``, opened by the payload codec first (when on)."""
+    opened = await codec.decode(payloads.payloads) if codec else payloads.payloads
+    return [found for p in opened if isinstance(found := orjson.loads(p.data), dict)]

@@ -13,10 +13,8 @@ to Temporal.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import json
-import os
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -32,6 +30,7 @@ from agentledger.app.errors import ConfigError, in_words
 from agentledger.app.jwks import jwks, keys_from_jwks
 from agentledger.app.policy_approvals import policy_audience
 from agentledger.app.policy_approvals import verify_policy_approval as verify_policy_approval
+from agentledger.app.secret_files import write_once
 from agentledger.domain.assertions import (
     ALGORITHM,
     TrustedKey,
@@ -262,23 +261,12 @@ def trusted_keys(settings: Settings) -> tuple[TrustedKey, ...]:
 
 
 def _write_new_key(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     pem = Ed25519PrivateKey.generate().private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    # Written aside, then linked into place: two processes starting at once keep one key (the
-    # loser reads the winner's), and nobody ever reads a half-written file.
-    draft = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(pem)
-    try:
-        with contextlib.suppress(FileExistsError):  # another process's key won: read that one
-            os.link(draft, path)
-    finally:
-        draft.unlink()
+    write_once(path, pem)
 
 
 def _b64url(raw: bytes) -> str:

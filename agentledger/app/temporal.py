@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client, Interceptor
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
 from agentledger.app.config import Settings, TemporalSecurity
 from agentledger.app.errors import ConfigError, ServerUnavailable
+from agentledger.app.payloads import data_converter
 from agentledger.app.temporal_tls import connection_refusal
 
 
@@ -56,7 +56,8 @@ async def connect(
     runtime: Runtime | None = None,
     interceptors: Sequence[Interceptor] = (),
 ) -> Client:
-    """Connect with the pydantic converter; retry briefly while a fresh server finishes booting.
+    """Connect with the pydantic converter and the payload codec (``app.payloads``); retry
+    briefly while a fresh server finishes booting.
 
     The embedded server is the data directory's own, on the ports it remembers; a port another
     data directory's server holds is refused (``agentledger.app.own_server``).
@@ -73,7 +74,7 @@ async def connect(
             return await Client.connect(
                 settings.address,
                 namespace=settings.namespace,
-                data_converter=pydantic_data_converter,
+                data_converter=data_converter(settings),
                 runtime=runtime,
                 interceptors=interceptors,
                 **connection_security(settings.temporal_security),

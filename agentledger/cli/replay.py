@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
 
 from agentledger.app.config import Settings
@@ -51,12 +52,16 @@ async def recent_histories(client: Client, query: str, limit: int) -> list[Workf
 
 
 async def replay_all(
-    histories: Sequence[WorkflowHistory], workflows: Sequence[type] = (AgentRunWorkflow,)
+    histories: Sequence[WorkflowHistory],
+    workflows: Sequence[type] = (AgentRunWorkflow,),
+    converter: DataConverter = pydantic_data_converter,
 ) -> list[ReplayVerdict]:
-    """Each history replayed against ``workflows`` as installed here; nothing is executed."""
+    """Each history replayed against ``workflows`` as installed here, its payloads decoded as
+    ``converter`` does (the client's that fetched them: payload codec and all); nothing is
+    executed."""
     replayer = Replayer(
         workflows=list(workflows),
-        data_converter=pydantic_data_converter,
+        data_converter=converter,
         workflow_runner=workflow_runner(),
     )
     verdicts = []
@@ -74,7 +79,7 @@ async def check_replay(settings: Settings, args: argparse.Namespace) -> int:
     client = await connect(settings)
     query = runs_query(settings.task_queue, running_only=not args.all)
     histories = await recent_histories(client, query, args.limit)
-    verdicts = await replay_all(histories)
+    verdicts = await replay_all(histories, converter=client.data_converter)
     broken = [v for v in verdicts if v.problem is not None]
     for verdict in broken:
         say(f"breaks {verdict.run_id}: {verdict.problem}")

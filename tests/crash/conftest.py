@@ -54,7 +54,7 @@ def crash_ledger(crash_site: CrashSite) -> Iterator[Ledger]:
 
 @pytest.fixture
 async def client(crash_site: CrashSite) -> AsyncIterator[Client]:
-    yield await connect(Settings(temporal_address=crash_site.address))
+    yield await connect(Settings(data_dir=crash_site.work_dir, temporal_address=crash_site.address))
 
 
 @pytest.fixture

@@ -56,7 +56,7 @@ async def test_a_temporal_server_killed_mid_run_and_restarted_loses_nothing(
     ledger, order = runtime.ledger, fault_pack.crash_order(0)
     customer, approver = ledger.get_principal("usr_73"), ledger.get_principal("ops_lead_1")
     assert customer is not None and approver is not None
-    client = await connect(Settings(temporal_address=server.address))
+    client = await connect(Settings(data_dir=tmp_path, temporal_address=server.address))
 
     async with WorkerProcess(site):
         run_id = await start_run(client, site, customer, order)

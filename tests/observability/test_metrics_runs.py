@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from agentledger.app.observability.metrics import LedgerMetrics, serve_metrics
@@ -88,7 +87,7 @@ async def test_replaying_histories_changes_no_counter(
 
     replayer = Replayer(
         workflows=[AgentRunWorkflow],
-        data_converter=pydantic_data_converter,
+        data_converter=harness.client.data_converter,  # the payload codec's too
         workflow_runner=workflow_runner(),
     )
     own = await harness.client.get_workflow_handle(run_id).fetch_history()

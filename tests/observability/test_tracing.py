@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
 
 from agentledger.app.devserver import DevServer
@@ -205,7 +206,7 @@ async def test_replaying_a_traced_run_exports_no_span(
     history = await traced.client.get_workflow_handle(run_id).fetch_history()
     exporter.clear()
 
-    result = await replayer().replay_workflow(history)
+    result = await replayer(traced.client.data_converter).replay_workflow(history)
 
     assert result.replay_failure is None
     assert exporter.get_finished_spans() == ()
@@ -227,10 +228,11 @@ async def test_recorded_histories_replay_with_tracing_on_and_export_nothing(
     assert exporter.get_finished_spans() == ()
 
 
-def replayer() -> Replayer:
+def replayer(converter: DataConverter = pydantic_data_converter) -> Replayer:
+    """A replayer decoding as ``converter`` (a live run's: its client's, payload codec and all)."""
     return Replayer(
         workflows=[AgentRunWorkflow],
-        data_converter=pydantic_data_converter,
+        data_converter=converter,
         workflow_runner=workflow_runner(),
         interceptors=tracing.interceptors(True),
     )

@@ -41,12 +41,18 @@ HISTORIES = Path(__file__).with_name("histories")
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 
 
+def _stack() -> Any:
+    """A stack whose histories stay readable without its keys: checked-in histories replay on
+    any machine (the payload codec off; ``app.payloads``)."""
+    return embedded_stack(payload_codec=False)
+
+
 async def _record(
     name: str, approve: bool, *, forged_first: bool = False, pack: str = "support"
 ) -> None:
     """A refund run of ``pack`` decided once by the approver (after a forged and a stranger's
     attempt, with ``forged_first``)."""
-    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+    async with _stack() as stack, stack.runtime.worker(stack.client):
         principal = stack.runtime.ledger.get_principal("usr_73")
         assert principal is not None
         order = get_pack(pack).make_work_order(REQUEST, principal)
@@ -97,7 +103,7 @@ async def _record(
 
 async def _record_parked(name: str, act: Callable[[Any, str], Awaitable[object]]) -> None:
     """A refund run parked on its approval, then ``act(stack, run_id)`` (an operator's)."""
-    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+    async with _stack() as stack, stack.runtime.worker(stack.client):
         await _record_parked_on(stack, name, act)
 
 
@@ -123,7 +129,7 @@ async def _record_parked_on(
 async def _record_fork(name: str) -> None:
     """A refund run parked on its approval, forked dry by an operator where the refund was
     proposed from: the fork (recorded) takes the state there up and its refund is refused."""
-    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+    async with _stack() as stack, stack.runtime.worker(stack.client):
         principal = stack.runtime.ledger.get_principal("usr_73")
         assert principal is not None
         order = get_pack("support").make_work_order(REQUEST, principal)
@@ -156,7 +162,7 @@ async def _record_notified(name: str) -> None:
         "ops-chat": {"kind": "webhook", "url_env": "RECORD_HOOK_OK"},
         "old-chat": {"kind": "webhook", "url_env": "RECORD_HOOK_GONE"},
     }
-    async with embedded_stack() as stack:
+    async with _stack() as stack:
         notify = stack.settings.data_dir / "notify.json"
         config = {"base_url": "https://agents.example.test", "channels": channels}
         notify.write_text(json.dumps({**config, "tenants": {"*": list(channels)}}))
@@ -238,7 +244,7 @@ async def _record_continue_as_new(name: str, pack: str = "CONTINUING_PACK") -> N
     from tests.replay._recorded import register_loop_packs
 
     register_loop_packs()
-    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+    async with _stack() as stack, stack.runtime.worker(stack.client):
         loop = getattr(_noop_pack, pack)
         order = loop.make_work_order("loop", _noop_pack.BENCH_PRINCIPAL)
         handle = await client_ops.start_run(
@@ -262,7 +268,7 @@ async def _record_conversation(name: str) -> None:
     answer, then the idle timer closing it (``bench._chat_pack``)."""
     from bench._chat_pack import CHAT, CUSTOMER
 
-    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+    async with _stack() as stack, stack.runtime.worker(stack.client):
         order = CHAT.make_work_order("I'd like to pick a colour", CUSTOMER)
         handle = await client_ops.start_run(
             stack.client,
@@ -294,7 +300,7 @@ async def _record_double_texted(name: str, pack_name: str) -> None:
     from bench._chat_pack import CUSTOMER, RESPONDING, chat_pack
 
     pack = chat_pack(pack_name, double_texting="queue" if "queue" in pack_name else "interrupt")
-    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+    async with _stack() as stack, stack.runtime.worker(stack.client):
         order = pack.make_work_order("I'd like to pick a colour", CUSTOMER)
         handle = await client_ops.start_run(
             stack.client, stack.settings.task_queue, order, run_id=f"replay-{name}",
@@ -327,7 +333,7 @@ async def _record_single_use(name: str) -> None:
     from agentledger.app.identity import VerifiedCaller
     from bench._chat_pack import CHAT, CUSTOMER
 
-    async with embedded_stack() as stack, stack.runtime.worker(stack.client):
+    async with _stack() as stack, stack.runtime.worker(stack.client):
         order = CHAT.make_work_order("I'd like to pick a colour", CUSTOMER)
         handle = await client_ops.start_run(
             stack.client,

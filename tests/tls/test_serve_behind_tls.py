@@ -6,6 +6,7 @@ the service's own signing key, behind an nginx TLS edge; a refund goes through e
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import re
@@ -72,6 +73,9 @@ def service_environment(
     api = Issuer.from_file(
         folder / "agentledger-api.pem", env["AGENTLEDGER_ISSUER_NAME"], create=True
     )
+    payload_keys = folder / "payload-keys.json"  # as an operator makes it, for both
+    key = base64.b64encode(os.urandom(32)).decode()
+    payload_keys.write_text(json.dumps({"active": "2026-12", "keys": {"2026-12": key}}))
     jwks = folder / "idp-jwks.json"
     idp_key = Issuer.from_file(folder / "idp.pem", "https://login.example.com/", create=True)
     jwks.write_text(json.dumps(idp_key.public_jwks()))
@@ -86,6 +90,7 @@ def service_environment(
         "AGENTLEDGER_DATABASE_URL": database_url,
         "AGENTLEDGER_ISSUER_KEY": str(folder / "agentledger-api.pem"),
         "AGENTLEDGER_OIDC_ISSUERS": str(folder / "oidc-issuers.json"),
+        "AGENTLEDGER_PAYLOAD_KEYS": str(payload_keys),
     }
     assert set(local) <= set(env), set(local) - set(env)
     base = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}

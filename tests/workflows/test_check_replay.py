@@ -41,9 +41,11 @@ async def test_a_parked_run_replays_on_this_code_and_a_changed_workflow_is_named
         await asyncio.sleep(0.1)
     assert [h.workflow_id for h in histories] == [run_id]
 
-    (verdict,) = await replay_all(histories)
+    (verdict,) = await replay_all(histories, converter=harness.client.data_converter)
     assert verdict.run_id == run_id and verdict.problem is None
 
-    (changed,) = await replay_all(histories, workflows=[ChangedAgentRun])
+    (changed,) = await replay_all(
+        histories, workflows=[ChangedAgentRun], converter=harness.client.data_converter
+    )
     assert changed.problem is not None and "Nondeterminism" in changed.problem
     await harness.client.get_workflow_handle(run_id).terminate("checked")

@@ -56,7 +56,10 @@ async def _replies_in_history(client: Client, run_id: str, first: str) -> list[d
             if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
                 request = event.workflow_execution_update_accepted_event_attributes
                 if request.accepted_request.input.name == "reply":
-                    payload = request.accepted_request.input.args.payloads[0]
+                    sealed = request.accepted_request.input.args.payloads[0]
+                    # An insider's read: the payload codec's keys open the sealed payload.
+                    codec = client.data_converter.payload_codec
+                    (payload,) = await codec.decode([sealed]) if codec else (sealed,)
                     found.append(json.loads(payload.data))
             if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
                 attributes = event.workflow_execution_continued_as_new_event_attributes

@@ -1,0 +1,136 @@
+"""Temporal payloads encrypted with keys the application holds (AES-256-GCM, ``cryptography``).
+
+Every client and worker connects with the same converter (``app.temporal.connect``), so workflow
+and activity inputs and results, update arguments and results, and failures' details reach the
+Temporal server as ciphertext: whoever reads its database, its UI or a fetched history without
+the keys reads no customer text. A payload carries the id of the key that sealed it in its
+metadata, and the key id is bound to the ciphertext (associated data), so rotation never breaks
+an old history: new payloads use the ring's ``active`` key, old ones are opened with theirs.
+
+Keys: ``AGENTLEDGER_PAYLOAD_KEYS`` names a key ring file (JSON: ``{"active": "k2", "keys":
+{"k1": "<base64 of 32 bytes>", "k2": ...}}``, shared by every worker, the API and the CLI);
+without it, the data directory's own ring (``identity/payload-keys.json``, made on first use,
+readable by its owner only), which suits the embedded single-machine default.
+``AGENTLEDGER_PAYLOAD_CODEC=off`` leaves payloads in clear text (histories recorded so still
+decode with the codec on: a payload without the encrypted encoding passes through).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from temporalio.api.common.v1 import Payload
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter, PayloadCodec
+
+from agentledger.app.config import Settings
+from agentledger.app.errors import ConfigError, in_words
+from agentledger.app.secret_files import write_once
+
+ENCODING = b"binary/encrypted"
+KEY_ID = "encryption-key-id"
+NONCE_BYTES = 12
+
+
+class PayloadKeyMissing(ValueError):
+    """A payload sealed under a key this process does not hold, or not sealed by it: it cannot
+    be read here, and retrying cannot help (give this worker the key ring that sealed it)."""
+
+
+@dataclass(frozen=True)
+class KeyRing:
+    active: str
+    keys: Mapping[str, bytes]
+
+    @classmethod
+    def from_document(cls, document: object, where: str) -> KeyRing:
+        """A ring from its JSON document; ``ConfigError`` naming ``where`` when unusable."""
+        try:
+            assert isinstance(document, dict), "not a JSON object"
+            keys = {str(k): base64.b64decode(v, validate=True) for k, v in document["keys"].items()}
+            active = str(document["active"])
+        except (AssertionError, KeyError, AttributeError, TypeError, ValueError) as exc:
+            raise ConfigError(f"payload key ring {where}: {in_words(exc)}") from None
+        if active not in keys or any(len(k) != 32 for k in keys.values()):
+            raise ConfigError(
+                f"payload key ring {where}: the active key must be one of its keys, and every "
+                "key 32 bytes (AES-256), base64"
+            )
+        return cls(active, keys)
+
+    @classmethod
+    def from_file(cls, path: Path) -> KeyRing:
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"payload key ring {path}: {in_words(exc)}") from None
+        return cls.from_document(document, str(path))
+
+    @classmethod
+    def local(cls, data_dir: Path) -> KeyRing:
+        """The data directory's ring, made with one fresh key the first time."""
+        path = data_dir / "identity" / "payload-keys.json"
+        if not path.exists():
+            key = base64.b64encode(AESGCM.generate_key(bit_length=256)).decode()
+            document = {"active": "local-1", "keys": {"local-1": key}}
+            write_once(path, json.dumps(document).encode())
+        return cls.from_file(path)
+
+
+class EncryptionCodec(PayloadCodec):
+    """AES-256-GCM over each whole serialized payload, its key id as associated data."""
+
+    def __init__(self, ring: KeyRing) -> None:
+        self._active = ring.active
+        self._ciphers = {kid: AESGCM(key) for kid, key in ring.keys.items()}
+
+    async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        return [self.seal(p) for p in payloads]
+
+    async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        return [self.open(p) for p in payloads]
+
+    def seal(self, payload: Payload) -> Payload:
+        kid = self._active.encode()
+        nonce = os.urandom(NONCE_BYTES)
+        sealed = self._ciphers[self._active].encrypt(nonce, payload.SerializeToString(), kid)
+        return Payload(metadata={"encoding": ENCODING, KEY_ID: kid}, data=nonce + sealed)
+
+    def open(self, payload: Payload) -> Payload:
+        if payload.metadata.get("encoding") != ENCODING:
+            return payload  # recorded before the codec, or by a client without it
+        kid = payload.metadata.get(KEY_ID, b"")
+        cipher = self._ciphers.get(kid.decode(errors="replace"))
+        if cipher is None:
+            raise PayloadKeyMissing(f"payload sealed under key {kid!r}, which this ring lacks")
+        nonce, sealed = payload.data[:NONCE_BYTES], payload.data[NONCE_BYTES:]
+        try:
+            return Payload.FromString(cipher.decrypt(nonce, sealed, kid))
+        except InvalidTag:
+            raise PayloadKeyMissing(f"payload under key {kid!r} fails authentication") from None
+
+
+def payload_codec(settings: Settings) -> EncryptionCodec | None:
+    """The codec every client and worker of ``settings`` uses (``None``: codec off)."""
+    security = settings.temporal_security
+    if not security.payload_codec:
+        return None
+    if security.payload_keys is not None:
+        return EncryptionCodec(KeyRing.from_file(security.payload_keys))
+    return EncryptionCodec(KeyRing.local(settings.data_dir))
+
+
+def data_converter(settings: Settings) -> DataConverter:
+    """The pydantic converter, with the payload codec unless it is off."""
+    codec = payload_codec(settings)
+    if codec is None:
+        return pydantic_data_converter
+    return dataclasses.replace(pydantic_data_converter, payload_codec=codec)

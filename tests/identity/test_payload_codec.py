@@ -1,0 +1,93 @@
+"""Temporal payloads sealed with the application's keys (``app.payloads``): what the server holds
+of a run is ciphertext, the key id rides in each payload so a rotated ring still opens old ones,
+a payload under a key this process lacks or with a forged key id is refused by name, and a run's
+history still verifies and replays through a client that holds the keys."""
+
+from __future__ import annotations
+
+import base64
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from temporalio.api.common.v1 import Payload
+
+from agentledger.app.errors import ConfigError
+from agentledger.app.history import recorded_state
+from agentledger.app.payloads import (
+    ENCODING,
+    KEY_ID,
+    EncryptionCodec,
+    KeyRing,
+    PayloadKeyMissing,
+)
+from agentledger.domain.fold import project
+from tests._temporal import Harness
+from tests.workflows.test_refund_run import REQUEST
+
+KEY1, KEY2 = bytes(range(32)), bytes(range(32, 64))
+PLAIN = Payload(metadata={"encoding": b"json/plain"}, data=b'{"order_id": "ord_4821"}')
+
+
+async def test_a_payload_is_sealed_under_the_active_key_and_a_rotated_ring_still_opens_it() -> None:
+    old = EncryptionCodec(KeyRing("k1", {"k1": KEY1}))
+    (sealed,) = await old.encode([PLAIN])
+    assert sealed.metadata["encoding"] == ENCODING and sealed.metadata[KEY_ID] == b"k1"
+    assert b"ord_4821" not in sealed.SerializeToString()
+    rotated = EncryptionCodec(KeyRing("k2", {"k1": KEY1, "k2": KEY2}))
+    assert await rotated.decode([sealed]) == [PLAIN]
+    (resealed,) = await rotated.encode([PLAIN])
+    assert resealed.metadata[KEY_ID] == b"k2"
+    # Clear-text payloads (histories recorded before the codec) pass through untouched.
+    assert await rotated.decode([PLAIN]) == [PLAIN]
+
+
+async def test_a_missing_key_or_a_forged_key_id_is_refused_by_name() -> None:
+    (sealed,) = await EncryptionCodec(KeyRing("k1", {"k1": KEY1})).encode([PLAIN])
+    with pytest.raises(PayloadKeyMissing, match="which this ring lacks"):
+        await EncryptionCodec(KeyRing("k2", {"k2": KEY2})).decode([sealed])
+    forged = Payload(metadata={**sealed.metadata, KEY_ID: b"k2"}, data=sealed.data)
+    both = EncryptionCodec(KeyRing("k2", {"k1": KEY1, "k2": KEY1}))  # same bytes, other id
+    with pytest.raises(PayloadKeyMissing, match="fails authentication"):
+        await both.decode([forged])
+
+
+def test_the_local_ring_is_made_once_owner_only_and_a_bad_ring_is_a_config_error(
+    tmp_path: Path,
+) -> None:
+    first = KeyRing.local(tmp_path)
+    path = tmp_path / "identity" / "payload-keys.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert KeyRing.local(tmp_path) == first and len(first.keys[first.active]) == 32
+    key = base64.b64encode(KEY1).decode()
+    bad = {
+        "not json": "{",
+        "no active": json.dumps({"keys": {"k1": key}}),
+        "active unknown": json.dumps({"active": "k9", "keys": {"k1": key}}),
+        "short key": json.dumps({"active": "k1", "keys": {"k1": "c2hvcnQ="}}),
+        "not base64": json.dumps({"active": "k1", "keys": {"k1": "!!"}}),
+    }
+    for name, text in bad.items():
+        ring = tmp_path / f"{name}.json"
+        ring.write_text(text)
+        with pytest.raises(ConfigError, match="payload key ring"):
+            KeyRing.from_file(ring)
+
+
+@pytest.mark.temporal
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_the_server_holds_ciphertext_and_the_run_still_verifies(harness: Harness) -> None:
+    run_id = await harness.start(REQUEST)
+    (approval,) = await harness.in_inbox(run_id)
+    await harness.decide(run_id, approval.approval_id, "ops_lead_1")
+    await harness.finish(run_id)
+    # The history as the server gives it to anyone who may read it, without the keys.
+    history = await harness.client.get_workflow_handle(run_id).fetch_history()
+    raw = history.to_json()
+    for text in ("ord_4821", "arrived late", "usr_73", "create_refund"):
+        assert text not in raw, text
+    assert raw.count(base64.b64encode(ENCODING).decode()) > 10
+    # With them: the state Temporal recorded is the ledger's (agentledger verify's check).
+    recorded = await recorded_state(harness.client, run_id)
+    assert recorded == project(harness.runtime.ledger.read(run_id))
