@@ -1,0 +1,129 @@
+"""What Temporal holds of a customer, and what sealing it costs, on one embedded dev server.
+
+Two stacks on the same server and ledger backend, one with the payload codec (``app.payloads``)
+and one without, drive the same refund run (started, approved, finished) in alternating rounds:
+
+- ``history_plaintext_hits``: the customer's request, order id and user id searched in each
+  sealed run's raw history as the server gives it out (its events' bytes, no keys);
+  the same count on the clear-text stack is printed beside it, to show the search finds them;
+- ``codec_step_overhead``: wall time per step sealed vs clear (target ≤ 1.1), with process CPU
+  per step beside it (client, worker and codec share this process; the server is another).
+
+    python -m bench.privacy [--runs 20]
+
+Not measured here (not built): erasure, backup and restore (``ledger_plaintext_hits_after_erase``,
+``runs_verified_after_erase``, ``restore_runs_verified``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from agentledger.app.devserver import stop_dev_server
+from agentledger.packs.support.evaluation import fresh_copy
+from bench._stack import open_stack, start_dev_server
+from bench.harness import Harness
+
+REQUEST = "Can I get a refund for order ord_4821? It arrived late."
+SECRETS = ("ord_4821", "arrived late", "usr_73")
+
+
+async def _one(stack: Harness) -> tuple[str, float, float]:
+    """One refund run, start to end, on a fresh copy of the system of record (untimed); its id,
+    wall and CPU milliseconds per step."""
+    fresh_copy(stack.runtime.ledger.engine)
+    wall, cpu = time.perf_counter(), time.process_time()
+    run_id = await stack.start(REQUEST)
+    (approval,) = await stack.in_inbox(run_id)
+    await stack.decide(run_id, approval.approval_id, "ops_lead_1")
+    events = await stack.finish(run_id)
+    steps = sum(e.kind == "step_started" for e in events)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return run_id, wall * 1000 / steps, cpu * 1000 / steps
+
+
+async def _hits(stack: Harness, run_id: str) -> int:
+    """The secrets' occurrences in the history's events, as bytes on the wire (payload data
+    unencoded: a JSON rendering would hide clear text in base64)."""
+    history = await stack.client.get_workflow_handle(run_id).fetch_history()
+    raw = b"".join(event.SerializeToString() for event in history.events)
+    return sum(raw.count(secret.encode()) for secret in SECRETS)
+
+
+async def measure(runs: int) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="agentledger-privacy-") as tmp:
+        root = Path(tmp)
+        server = start_dev_server(root / "temporal")
+        try:
+            stacks = {
+                sealed: await open_stack(
+                    root / ("sealed" if sealed else "clear"),
+                    server.address,
+                    None,
+                    f"privacy-{uuid.uuid4().hex[:8]}",
+                    payload_codec=sealed,
+                )
+                for sealed in (True, False)
+            }
+            return await _rounds(stacks, runs)
+        finally:
+            stop_dev_server(root / "temporal")
+
+
+async def _rounds(stacks: dict[bool, Harness], runs: int) -> dict[str, object]:
+    per_step: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    hits = {True: 0, False: 0}
+    sealed, clear = stacks[True], stacks[False]
+    async with sealed.runtime.worker(sealed.client), clear.runtime.worker(clear.client):
+        for stack in (sealed, clear):  # warm both before timing
+            await _one(stack)
+        for k in range(runs):
+            for codec in (True, False) if k % 2 == 0 else (False, True):
+                run_id, wall, cpu = await _one(stacks[codec])
+                per_step[codec].append((wall, cpu))
+                hits[codec] += await _hits(stacks[codec], run_id)
+    wall = {c: statistics.median(w for w, _ in per_step[c]) for c in per_step}
+    cpu = {c: statistics.median(p for _, p in per_step[c]) for c in per_step}
+    return {
+        "runs": runs,
+        "history_plaintext_hits": hits[True],
+        "history_plaintext_hits_without_codec": hits[False],
+        "step_ms_sealed": round(wall[True], 2),
+        "step_ms_clear": round(wall[False], 2),
+        "codec_step_overhead": round(wall[True] / wall[False], 3),
+        "step_cpu_ms_sealed": round(cpu[True], 2),
+        "step_cpu_ms_clear": round(cpu[False], 2),
+        "codec_step_cpu_overhead": round(cpu[True] / cpu[False], 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20, help="refund runs per side (default 20)")
+    args = parser.parse_args()
+    result = asyncio.run(measure(args.runs))
+    print(f"{'':28}{'sealed':>10}{'clear':>10}{'ratio':>8}")
+    print(
+        f"{'wall ms per step (median)':28}{result['step_ms_sealed']:>10}"
+        f"{result['step_ms_clear']:>10}{result['codec_step_overhead']:>8}"
+    )
+    print(
+        f"{'CPU ms per step (median)':28}{result['step_cpu_ms_sealed']:>10}"
+        f"{result['step_cpu_ms_clear']:>10}{result['codec_step_cpu_overhead']:>8}"
+    )
+    print(
+        f"{'customer text in history':28}{result['history_plaintext_hits']:>10}"
+        f"{result['history_plaintext_hits_without_codec']:>10}"
+    )
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
