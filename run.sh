@@ -39,7 +39,8 @@ fi
 # Debian packages the tests drive, from the distribution's registry (a test never downloads a
 # browser): chromium for the web UI's browser tests, promtool (package prometheus) for the alert
 # rules, spin (and a C compiler for its verifiers) for the approval protocol's model, nginx for
-# the TLS edges in front of Temporal and the API. Installed with apt-get where this user can;
+# the TLS edges in front of Temporal and the API, pg_dump and pg_restore (postgresql-client) for
+# the ledger's backup and restore. Installed with apt-get where this user can;
 # elsewhere the command to run is printed, and the tests that need them skip locally and fail
 # under CI.
 system_packages() {
@@ -50,6 +51,7 @@ system_packages() {
     command -v cc >/dev/null 2>&1 || need+=(gcc)
     # nginx: the TLS and mutual-TLS edge the tests put in front of Temporal and the API.
     command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
+    command -v pg_dump >/dev/null 2>&1 || need+=(postgresql-client)
     [ ${#need[@]} -eq 0 ] && return 0
     local sudo=()
     [ "$(id -u)" -eq 0 ] || sudo=(sudo -n)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from agentledger.app.errors import AgentLedgerError
 from agentledger.cli import _parsers as parsers
+from agentledger.cli._data_parsers import data_parsers
 from agentledger.cli.schedule import schedule_parser
 
 if TYPE_CHECKING:
@@ -53,6 +54,9 @@ _COMMANDS = {
     "deploy": "agentledger.cli.deploy:deploy",
     "eval": "agentledger.cli.eval:evaluate",
     "schedule": "agentledger.cli.schedule:schedule",
+    "backup": "agentledger.cli.backup:backup",
+    "restore": "agentledger.cli.backup:restore",
+    "rebuild-read-models": "agentledger.cli.backup:rebuild_read_models",
     **{name: f"agentledger.cli.packs:{name}" for name in ("packs", "schema", "new")},
 }
 
@@ -111,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parsers.serve_parser(command("serve", help="the HTTP API and web UI (approvals inbox, runs)"))
     schedule_parser(command("schedule", help="runs on a calendar (Temporal Schedules)"))
+    data_parsers(command)
     return parser
 
 
