@@ -11,8 +11,11 @@ and one without, drive the same refund run (started, approved, finished) in alte
 
     python -m bench.privacy [--runs 20]
 
-Not measured here (not built): erasure, backup and restore (``ledger_plaintext_hits_after_erase``,
-``runs_verified_after_erase``, ``restore_runs_verified``).
+- ``runs_backed_up``, ``restore_runs_verified``: the sealed stack's ledger backed up (SQLite's
+  online backup), restored into a new database, each run checked against its history.
+
+Not measured here (not built): erasure (``ledger_plaintext_hits_after_erase``,
+``runs_affected``, ``runs_verified_after_erase``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ import time
 import uuid
 from pathlib import Path
 
+from agentledger.activities.ledger import Ledger
+from agentledger.app.backups import backup, restore
 from agentledger.app.devserver import stop_dev_server
+from agentledger.app.history import recorded_state
+from agentledger.domain.fold import project
 from agentledger.packs.support.evaluation import fresh_copy
 from bench._stack import open_stack, start_dev_server
 from bench.harness import Harness
@@ -72,7 +79,8 @@ async def measure(runs: int) -> dict[str, object]:
                 )
                 for sealed in (True, False)
             }
-            return await _rounds(stacks, runs)
+            result = await _rounds(stacks, runs)
+            return {**result, **await _backed_up(stacks[True], root)}
         finally:
             stop_dev_server(root / "temporal")
 
@@ -104,6 +112,20 @@ async def _rounds(stacks: dict[bool, Harness], runs: int) -> dict[str, object]:
     }
 
 
+async def _backed_up(stack: Harness, root: Path) -> dict[str, object]:
+    """The sealed stack's ledger backed up, restored into a new database, and each restored
+    run's projection checked against the state its (sealed) history records."""
+    made = backup(stack.settings.ledger_url, root / "ledger.backup.db")
+    target = f"sqlite:///{root / 'restored' / 'ledger.db'}"
+    restored = restore(target, made.path)
+    verified = 0
+    with Ledger.open(target) as copy:
+        for run_id in restored.run_ids:
+            live = await recorded_state(stack.client, run_id)
+            verified += project(copy.read(run_id)) == live
+    return {"runs_backed_up": made.runs, "restore_runs_verified": verified}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="refund runs per side (default 20)")
@@ -121,6 +143,10 @@ def main() -> None:
     print(
         f"{'customer text in history':28}{result['history_plaintext_hits']:>10}"
         f"{result['history_plaintext_hits_without_codec']:>10}"
+    )
+    print(
+        f"backed up {result['runs_backed_up']} runs; restored, "
+        f"{result['restore_runs_verified']} match their history"
     )
     print(json.dumps(result))
 
