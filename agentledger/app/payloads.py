@@ -10,7 +10,8 @@ an old history: new payloads use the ring's ``active`` key, old ones are opened 
 Keys: ``AGENTLEDGER_PAYLOAD_KEYS`` names a key ring file (JSON: ``{"active": "k2", "keys":
 {"k1": "<base64 of 32 bytes>", "k2": ...}}``, shared by every worker, the API and the CLI);
 without it, the data directory's own ring (``identity/payload-keys.json``, made on first use,
-readable by its owner only), which suits the embedded single-machine default.
+readable by its owner only), which suits the embedded single-machine default. ``agentledger keys
+rotate`` adds a fresh active key; a process that meets a key it lacks reads its ring again.
 ``AGENTLEDGER_PAYLOAD_CODEC=off`` leaves payloads in clear text (histories recorded so still
 decode with the codec on: a payload without the encrypted encoding passes through).
 """
@@ -21,8 +22,9 @@ import base64
 import dataclasses
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
@@ -38,6 +40,7 @@ from agentledger.app.secret_files import write_once
 ENCODING = b"binary/encrypted"
 KEY_ID = "encryption-key-id"
 NONCE_BYTES = 12
+LOCAL_RING = Path("identity") / "payload-keys.json"
 
 
 class PayloadKeyMissing(ValueError):
@@ -77,7 +80,7 @@ class KeyRing:
     @classmethod
     def local(cls, data_dir: Path) -> KeyRing:
         """The data directory's ring, made with one fresh key the first time."""
-        path = data_dir / "identity" / "payload-keys.json"
+        path = data_dir / LOCAL_RING
         if not path.exists():
             key = base64.b64encode(AESGCM.generate_key(bit_length=256)).decode()
             document = {"active": "local-1", "keys": {"local-1": key}}
@@ -86,9 +89,17 @@ class KeyRing:
 
 
 class EncryptionCodec(PayloadCodec):
-    """AES-256-GCM over each whole serialized payload, its key id as associated data."""
+    """AES-256-GCM over each whole serialized payload, its key id as associated data.
 
-    def __init__(self, ring: KeyRing) -> None:
+    ``reload``: where the ring came from, read again when a payload names a key this codec does
+    not hold (another process of the fleet rotated first): a rotation reaches running workers
+    without a restart. Sealing keeps the active key this codec loaded until then."""
+
+    def __init__(self, ring: KeyRing, reload: Callable[[], KeyRing] | None = None) -> None:
+        self._reload = reload
+        self._take(ring)
+
+    def _take(self, ring: KeyRing) -> None:
         self._active = ring.active
         self._ciphers = {kid: AESGCM(key) for kid, key in ring.keys.items()}
 
@@ -108,14 +119,42 @@ class EncryptionCodec(PayloadCodec):
         if payload.metadata.get("encoding") != ENCODING:
             return payload  # recorded before the codec, or by a client without it
         kid = payload.metadata.get(KEY_ID, b"")
-        cipher = self._ciphers.get(kid.decode(errors="replace"))
-        if cipher is None:
-            raise PayloadKeyMissing(f"payload sealed under key {kid!r}, which this ring lacks")
         nonce, sealed = payload.data[:NONCE_BYTES], payload.data[NONCE_BYTES:]
         try:
-            return Payload.FromString(cipher.decrypt(nonce, sealed, kid))
+            return Payload.FromString(
+                self._cipher(kid.decode(errors="replace")).decrypt(nonce, sealed, kid)
+            )
         except InvalidTag:
             raise PayloadKeyMissing(f"payload under key {kid!r} fails authentication") from None
+
+    def _cipher(self, kid: str) -> AESGCM:
+        if kid not in self._ciphers and self._reload is not None:
+            self._take(self._reload())
+        cipher = self._ciphers.get(kid)
+        if cipher is None:
+            raise PayloadKeyMissing(f"payload sealed under key {kid!r}, which this ring lacks")
+        return cipher
+
+
+def ring_path(settings: Settings) -> Path:
+    """The key ring file this process uses: ``AGENTLEDGER_PAYLOAD_KEYS``, else the data
+    directory's."""
+    configured = settings.temporal_security.payload_keys
+    return configured if configured is not None else settings.data_dir / LOCAL_RING
+
+
+def rotate(path: Path) -> str:
+    """Add a fresh key to the ring at ``path`` and make it active (the old keys stay, to open
+    what they sealed); the new key's id. The file is replaced whole, owner-only."""
+    ring = KeyRing.from_file(path)
+    kid = f"{datetime.now(UTC):%Y%m%d}-{os.urandom(3).hex()}"
+    keys = {**ring.keys, kid: AESGCM.generate_key(bit_length=256)}
+    document = {"active": kid, "keys": {k: base64.b64encode(v).decode() for k, v in keys.items()}}
+    draft = path.with_name(f".{path.name}.{os.urandom(6).hex()}")
+    draft.write_bytes(json.dumps(document).encode())
+    draft.chmod(0o600)
+    draft.replace(path)
+    return kid
 
 
 def payload_codec(settings: Settings) -> EncryptionCodec | None:
@@ -123,9 +162,10 @@ def payload_codec(settings: Settings) -> EncryptionCodec | None:
     security = settings.temporal_security
     if not security.payload_codec:
         return None
-    if security.payload_keys is not None:
-        return EncryptionCodec(KeyRing.from_file(security.payload_keys))
-    return EncryptionCodec(KeyRing.local(settings.data_dir))
+    if security.payload_keys is None:
+        KeyRing.local(settings.data_dir)  # made on first use
+    path = ring_path(settings)
+    return EncryptionCodec(KeyRing.from_file(path), reload=lambda: KeyRing.from_file(path))
 
 
 def data_converter(settings: Settings) -> DataConverter:

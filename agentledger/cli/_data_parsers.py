@@ -1,5 +1,5 @@
-"""The arguments of the commands about the ledger's data: backup, restore, rebuild-read-models.
-Cheap to import (argparse and the standard library only)."""
+"""The arguments of the commands about stored data: backup, restore, rebuild-read-models and
+the payload key ring. Cheap to import (argparse and the standard library only)."""
 
 from __future__ import annotations
 
@@ -20,3 +20,10 @@ def data_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
         "rebuild-read-models", help="recompute the runs, approvals and receipts tables from the log"
     )
     rebuild.add_argument("--run", metavar="RUN_ID", help="only this run (default: all)")
+    keys = command("keys", help="the payload key ring: list its key ids, or rotate it")
+    keys.add_argument(
+        "keys_action", choices=("list", "rotate"), metavar="ACTION",
+        help="list (key ids, the active one marked; no key material) or rotate (a fresh "
+        "active key, the old ones kept)",
+    )  # fmt: skip
+    keys.add_argument("--file", type=Path, default=None, help="this ring file instead")

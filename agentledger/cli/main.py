@@ -57,6 +57,7 @@ _COMMANDS = {
     "backup": "agentledger.cli.backup:backup",
     "restore": "agentledger.cli.backup:restore",
     "rebuild-read-models": "agentledger.cli.backup:rebuild_read_models",
+    "keys": "agentledger.cli.keys:keys",
     **{name: f"agentledger.cli.packs:{name}" for name in ("packs", "schema", "new")},
 }
 

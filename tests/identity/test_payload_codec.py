@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,7 @@ from agentledger.app.payloads import (
     EncryptionCodec,
     KeyRing,
     PayloadKeyMissing,
+    rotate,
 )
 from agentledger.domain.fold import project
 from tests._temporal import Harness
@@ -98,3 +102,37 @@ async def test_the_server_holds_ciphertext_and_the_run_still_verifies(harness: H
     # With them: the state Temporal recorded is the ledger's (agentledger verify's check).
     recorded = await recorded_state(harness.client, run_id)
     assert recorded == project(harness.runtime.ledger.read(run_id))
+
+
+async def test_a_rotation_reaches_a_running_codec_without_a_restart(tmp_path: Path) -> None:
+    """Another process rotates the shared ring and seals with the new key: this one reads the
+    file again when it meets the key, and still opens what the old key sealed."""
+    path = tmp_path / "identity" / "payload-keys.json"
+    KeyRing.local(tmp_path)
+    running = EncryptionCodec(KeyRing.from_file(path), reload=lambda: KeyRing.from_file(path))
+    (old,) = await running.encode([PLAIN])
+    kid = rotate(path)
+    (new,) = await EncryptionCodec(KeyRing.from_file(path)).encode([PLAIN])
+    assert new.metadata[KEY_ID] == kid.encode() != old.metadata[KEY_ID]
+    assert await running.decode([new, old]) == [PLAIN, PLAIN]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_keys_rotate_and_list_name_key_ids_and_never_key_material(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLEDGER_")}
+    env["AGENTLEDGER_DATA_DIR"] = str(tmp_path)
+
+    def keys(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "agentledger.cli", "keys", *args],
+                              env=env, capture_output=True, text=True, check=False)  # fmt: skip
+
+    rotated = keys("rotate")
+    assert rotated.returncode == 0, rotated.stderr
+    kid = rotated.stdout.splitlines()[0]
+    listed = keys("list")
+    assert listed.stdout.splitlines()[:2] == ["local-1", f"{kid}  (active)"]
+    ring = KeyRing.local(tmp_path)
+    material = [base64.b64encode(k).decode() for k in ring.keys.values()]
+    assert not any(m in rotated.stdout + listed.stdout for m in material)
+    missing = keys("list", "--file", str(tmp_path / "none.json"))
+    assert missing.returncode == 2 and "payload key ring" in missing.stderr
