@@ -79,6 +79,15 @@ class NoticeSent(_Message):
     recipients: int
 
 
+class HousekeepingInput(_Message):
+    now: datetime
+    """The firing's time (the workflow's clock): what is due by then is done."""
+
+
+class HousekeepingDone(_Message):
+    expired_memories: tuple[str, ...]
+
+
 class EligibleApproversInput(_Message):
     tenant_id: str
     role: str

@@ -19,6 +19,8 @@ from agentledger.activities.messages import (
     DirectoryEntry,
     EligibleApproversInput,
     ForkPointInput,
+    HousekeepingDone,
+    HousekeepingInput,
     LookUpPrincipalInput,
     ModelStepInput,
     ModelStepResult,
@@ -99,6 +101,13 @@ class MemorySteps(ABC):
     @abstractmethod
     def propose_memory(self, params: ProposeMemoryInput) -> list[ProposedMemory]:
         """Persist the outbox, then admit the run's memory proposals (quarantine first)."""
+
+
+class HousekeepingSteps(ABC):
+    @activity.defn(name="expire_memories")
+    @abstractmethod
+    def expire_memories(self, params: HousekeepingInput) -> HousekeepingDone:
+        """Expire every published memory past its ``expires_at`` (recorded as ``expired``)."""
 
 
 class NoticeSteps(ABC):

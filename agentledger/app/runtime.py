@@ -31,6 +31,7 @@ from agentledger.app.identity import trusted_keys
 from agentledger.app.registry import get_pack, loaded_packs, register_env_packs
 from agentledger.domain.tools import ToolContract
 from agentledger.workflows import AgentRunWorkflow, ScheduledRunWorkflow, recorded_contracts
+from agentledger.workflows.housekeeping import HousekeepingWorkflow
 
 if TYPE_CHECKING:
     from agentledger.app.observability.metrics import LedgerMetrics
@@ -278,7 +279,9 @@ class Runtime:
             client,
             task_queue=queue,
             deployment_config=self._deployment(),
-            workflows=[workflow, ScheduledRunWorkflow] if "workflows" in kinds else [],
+            workflows=[workflow, ScheduledRunWorkflow, HousekeepingWorkflow]
+            if "workflows" in kinds
+            else [],
             activities=[job for kind in kinds for job in jobs[kind]],
             activity_executor=ThreadPoolExecutor(max_workers=concurrency),
             max_concurrent_activities=concurrency,

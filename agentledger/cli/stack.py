@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from agentledger.app.config import KINDS, Settings
 from agentledger.app.errors import ConfigError
+from agentledger.app.housekeeping import Housekeeping, ensure_housekeeping
 from agentledger.app.stack import DEV_PID_FILE, stop_stack
 from agentledger.app.temporal import connect
 from agentledger.cli._common import open_runtime, say, start_server, with_local_provider
@@ -48,6 +49,7 @@ async def dev(settings: Settings, args: argparse.Namespace) -> int:
         "running; `agentledger stop` stops both)"
     )
     say(retrieval)
+    say(_housekeeping_line(await ensure_housekeeping(client, settings.task_queue)))
     pid_file = settings.data_dir / DEV_PID_FILE
     pid_file.write_text(str(os.getpid()))  # so that `stop` ends this worker with its server
     try:
@@ -70,6 +72,22 @@ async def worker(settings: Settings, args: argparse.Namespace) -> int:
     for each in workers:
         say(f"· worker polling task queue {each.task_queue} at {address}")
     say(retrieval)
+    if "workflows" in kinds:
+        queue = runtime.settings.queue_of("workflows")
+        say(_housekeeping_line(await ensure_housekeeping(client, queue)))
+    _warn_of_own_keys(settings, kinds)
+    await _serve(workers)
+    return 0
+
+
+def _housekeeping_line(made: Housekeeping) -> str:
+    hours = made.every.total_seconds() / 3600
+    state = "made" if made.made else "in place"
+    return f"· housekeeping schedule {made.schedule_id} {state}: memories expire every {hours:g} h"
+
+
+def _warn_of_own_keys(settings: Settings, kinds: list[str]) -> None:
+    """A fleet's workers must share keys: say so when this one uses its data directory's own."""
     if "workflows" in kinds and settings.trusted_keys_file is None:
         # Runs this worker prepares pin only its own data directory's key: in a fleet, every
         # worker would pin another, and the API's or another host's signatures are refused.
@@ -81,8 +99,13 @@ async def worker(settings: Settings, args: argparse.Namespace) -> int:
             "(agentledger token jwks)",
             file=sys.stderr,
         )
-    await _serve(workers)
-    return 0
+    security = settings.temporal_security
+    if security.payload_codec and security.payload_keys is None:
+        print(
+            "warning: AGENTLEDGER_PAYLOAD_KEYS is not set: payloads are sealed with this data "
+            "directory's own key ring; every worker of a fleet and the API need the same one",
+            file=sys.stderr,
+        )
 
 
 async def _serve(workers: list[Worker]) -> None:

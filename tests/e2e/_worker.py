@@ -22,9 +22,16 @@ def cli_worker(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
     assert "worker polling" in first, first + process.stdout.read()
     retrieval = process.stdout.readline()
     assert retrieval.startswith("· policy retrieval: "), retrieval
+    housekeeping = process.stdout.readline()
+    assert housekeeping.startswith("· housekeeping schedule agentledger-housekeeping-"), (
+        housekeeping
+    )
     if "AGENTLEDGER_TRUSTED_KEYS" not in env:  # a worker that pins only its own key says so
         warned = process.stdout.readline()
         assert warned.startswith("warning: AGENTLEDGER_TRUSTED_KEYS is not set"), warned
+    if "AGENTLEDGER_PAYLOAD_KEYS" not in env:  # and one sealing with its own key ring
+        warned = process.stdout.readline()
+        assert warned.startswith("warning: AGENTLEDGER_PAYLOAD_KEYS is not set"), warned
     try:
         yield process
     finally:

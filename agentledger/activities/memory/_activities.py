@@ -1,4 +1,5 @@
-"""The run's memory activity: persist the outbox, then admit the run's proposals.
+"""The memory activities: persist a run's outbox, then admit its proposals; and housekeeping's
+expiry of memories past their ``expires_at`` (``workflows.housekeeping``, on a schedule).
 
 The workflow authors ``MemoryProposed`` (with a deterministic memory id); this activity turns it
 into a proposal in the run principal's own scope and admits it through the lifecycle. Retrying
@@ -14,20 +15,29 @@ from temporalio import activity
 
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.memory._store import MemoryStore
-from agentledger.activities.messages import ProposedMemory, ProposeMemoryInput
-from agentledger.activities.surface import MemorySteps
+from agentledger.activities.messages import (
+    HousekeepingDone,
+    HousekeepingInput,
+    ProposedMemory,
+    ProposeMemoryInput,
+)
+from agentledger.activities.surface import HousekeepingSteps, MemorySteps
 from agentledger.domain.events import MemoryProposed
 from agentledger.domain.memory import Refused, proposal_from_event
 from agentledger.domain.principal import Principal
 
 
-class MemoryActivities(MemorySteps):
+class MemoryActivities(MemorySteps, HousekeepingSteps):
     def __init__(self, ledger: Ledger, store: MemoryStore) -> None:
         self._ledger = ledger
         self._store = store
 
     def all(self) -> list[Callable[..., object]]:
-        return [self.propose_memory]
+        return [self.propose_memory, self.expire_memories]
+
+    @activity.defn(name="expire_memories")
+    def expire_memories(self, params: HousekeepingInput) -> HousekeepingDone:
+        return HousekeepingDone(expired_memories=tuple(self._store.expire_due(params.now)))
 
     @activity.defn(name="propose_memory")
     def propose_memory(self, params: ProposeMemoryInput) -> list[ProposedMemory]:
