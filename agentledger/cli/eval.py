@@ -73,9 +73,10 @@ def add_case(settings: Settings, args: argparse.Namespace) -> int:
         case_id=args.case_id, approver=args.approver,
     )  # fmt: skip
     expect, suite = added.case.expect, added.suite
-    made = "made" if added.created else "now"
+    count = f"{len(suite.cases)} case{'' if len(suite.cases) == 1 else 's'}"
+    made = "a new file" if added.created else "the case added"
     say(f"{added.case.case_id}")
-    say(f"· suite {suite.name} v{suite.version} ({made} {len(suite.cases)} cases): {added.path}")
+    say(f"· suite {suite.name} v{suite.version}, {count} ({made}): {added.path}")
     writes = ", ".join(f"{r.tool} {r.arguments}" for r in expect.receipts) or "none"
     say(
         f"· expects: {expect.status}, {expect.approvals} approval(s), writes: {writes}; "
