@@ -56,11 +56,12 @@ class KeyRing:
     @classmethod
     def from_document(cls, document: object, where: str) -> KeyRing:
         """A ring from its JSON document; ``ConfigError`` naming ``where`` when unusable."""
+        if not isinstance(document, dict):
+            raise ConfigError(f"payload key ring {where}: not a JSON object")
         try:
-            assert isinstance(document, dict), "not a JSON object"
             keys = {str(k): base64.b64decode(v, validate=True) for k, v in document["keys"].items()}
             active = str(document["active"])
-        except (AssertionError, KeyError, AttributeError, TypeError, ValueError) as exc:
+        except (KeyError, AttributeError, TypeError, ValueError) as exc:
             raise ConfigError(f"payload key ring {where}: {in_words(exc)}") from None
         if active not in keys or any(len(k) != 32 for k in keys.values()):
             raise ConfigError(
@@ -151,8 +152,8 @@ def rotate(path: Path) -> str:
     keys = {**ring.keys, kid: AESGCM.generate_key(bit_length=256)}
     document = {"active": kid, "keys": {k: base64.b64encode(v).decode() for k, v in keys.items()}}
     draft = path.with_name(f".{path.name}.{os.urandom(6).hex()}")
-    draft.write_bytes(json.dumps(document).encode())
-    draft.chmod(0o600)
+    with os.fdopen(os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+        out.write(json.dumps(document).encode())  # owner-only from its first byte
     draft.replace(path)
     return kid
 
@@ -162,10 +163,9 @@ def payload_codec(settings: Settings) -> EncryptionCodec | None:
     security = settings.temporal_security
     if not security.payload_codec:
         return None
-    if security.payload_keys is None:
-        KeyRing.local(settings.data_dir)  # made on first use
     path = ring_path(settings)
-    return EncryptionCodec(KeyRing.from_file(path), reload=lambda: KeyRing.from_file(path))
+    ring = KeyRing.local(settings.data_dir) if security.payload_keys is None else None
+    return EncryptionCodec(ring or KeyRing.from_file(path), reload=lambda: KeyRing.from_file(path))
 
 
 def data_converter(settings: Settings) -> DataConverter:
