@@ -25,10 +25,13 @@ from agentledger.activities.ledger._rows import (
     RunStatus,
 )
 from agentledger.activities.ledger._store import Ledger
+from agentledger.activities.ledger._streams import AnswerStream, AnswerStreams, StreamRead
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_EVENT_BYTES",
+    "AnswerStream",
+    "AnswerStreams",
     "AppendObserver",
     "ApprovalRow",
     "ApprovalStatus",
@@ -43,6 +46,7 @@ __all__ = [
     "RunFilter",
     "RunRow",
     "RunStatus",
+    "StreamRead",
     "build_engine",
     "upgrade",
 ]

@@ -41,6 +41,7 @@ from agentledger.activities.ledger._observer import (
 )
 from agentledger.activities.ledger._queries import ReadModelQueries
 from agentledger.activities.ledger._readmodels import apply_read_models
+from agentledger.activities.ledger._streams import AnswerStreams
 from agentledger.activities.ledger._tables import approvals, receipts, run_events, runs
 from agentledger.domain.events import EVENT_ADAPTER, EVENT_LIST_ADAPTER, SCHEMA_VERSION, RunEvent
 from agentledger.domain.upcasting import upcast
@@ -51,7 +52,7 @@ _PAYLOAD_TEXT = cast(run_events.c.payload, Text)
 _STORED = select(run_events.c.schema_version, _PAYLOAD_TEXT)
 
 
-class Ledger(ContentStore, ReadModelQueries):
+class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
     """Open one per process and share it: it owns a connection pool."""
 
     observer: AppendObserver = SILENT

@@ -167,3 +167,28 @@ receipts = Table(
     Column("seq", Integer, nullable=False),
     PrimaryKeyConstraint("run_id", "operation_id", name="pk_receipts"),
 )
+
+# Answer streams: what an answer step's model call has said so far, for the customer waiting on
+# it. Never part of the log or of Temporal history; pruned after the run ends.
+answer_streams = Table(
+    "answer_streams",
+    metadata,
+    Column("run_id", String(), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("step", String(), nullable=False),
+    Column("step_no", Integer, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("status", String(), nullable=False),
+    Column("opened_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint("run_id", "number", name="pk_answer_streams"),
+)
+
+answer_chunks = Table(
+    "answer_chunks",
+    metadata,
+    Column("run_id", String(), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("offset", Integer, nullable=False),
+    Column("text", Text, nullable=False),
+    PrimaryKeyConstraint("run_id", "number", "offset", name="pk_answer_chunks"),
+)
