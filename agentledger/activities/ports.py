@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, JsonValue
 from sqlalchemy.engine import Connection, Engine
@@ -72,6 +72,22 @@ class ModelReply:
 
 class ModelClient(Protocol):
     def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply: ...
+
+
+class ReplyDeltas(Protocol):
+    """Told a reply's parts as a provider streams them (``models.ReplyTap``)."""
+
+    def text(self, delta: str) -> None: ...
+    def call(self, index: int, name: str | None, delta: str) -> None: ...
+
+
+@runtime_checkable
+class StreamingModelClient(ModelClient, Protocol):
+    """A client that can stream: the same reply, its deltas told to ``tap`` as they come."""
+
+    def decide_streaming(
+        self, packet: ContextPacket, profile: ModelProfile, tap: ReplyDeltas
+    ) -> ModelReply: ...
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,10 @@ class Reply:
     body: bytes | dict[str, Any] = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    chunk_delay: float = 0.0
+    """Between the chunks of a streamed reply (a request with ``"stream": true``)."""
+    cut_after: int | None = None
+    """A streamed reply's connection closed after this many chunks, mid-way."""
 
     def payload(self) -> bytes:
         return json.dumps(self.body).encode() if isinstance(self.body, dict) else self.body
@@ -37,6 +41,8 @@ class Recorded:
     path: str
     headers: httpx.Headers  # case-insensitive, as HTTP header names are
     body: dict[str, Any]
+    at: float = 0.0
+    """When the request arrived (``time.perf_counter``)."""
 
 
 class ChatServer:
@@ -82,9 +88,12 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             headers = httpx.Headers(list(self.headers.items()))
-            recorded = Recorded(self.path, headers, json.loads(raw or b"{}"))
+            recorded = Recorded(self.path, headers, json.loads(raw or b"{}"), time.perf_counter())
             reply = server._next(recorded)
             time.sleep(reply.delay)
+            if recorded.body.get("stream") and reply.status == 200 and isinstance(reply.body, dict):
+                self._stream(reply)
+                return
             echoed = recorded.headers.get("Authorization", "")
             payload = reply.payload().replace(ECHO.encode(), echoed.encode())
             try:
@@ -98,7 +107,54 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test); nothing to deliver
 
+        def _stream(self, reply: Reply) -> None:
+            """The scripted completion as a provider streams it: server-sent chunks."""
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for sent, chunk in enumerate(stream_chunks(reply.payload())):
+                    if sent == reply.cut_after:
+                        return  # no [DONE]: the connection just ends
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                    self.wfile.flush()
+                    time.sleep(reply.chunk_delay)
+                self.wfile.write(b"data: [DONE]\n\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
     return Handler
+
+
+def stream_chunks(payload: bytes, size: int = 6) -> list[dict[str, Any]]:
+    """A chat completion cut into the chunks a provider streams: the text and each tool call's
+    arguments ``size`` characters at a time, then the finish reason, then the usage."""
+    completion = json.loads(payload)
+    head = {k: completion.get(k) for k in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+    choice = completion["choices"][0]
+    message, chunks = choice["message"], []
+
+    def delta(**fields: Any) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": fields, "finish_reason": None}]}
+
+    chunks.append(delta(role="assistant", content=""))
+    text = message.get("content") or ""
+    chunks += [delta(content=text[i : i + size]) for i in range(0, len(text), size)]
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        name, arguments = call["function"]["name"], call["function"]["arguments"]
+        start = {"index": index, "id": call["id"], "type": "function"}
+        chunks.append(delta(tool_calls=[{**start, "function": {"name": name, "arguments": ""}}]))
+        for i in range(0, len(arguments), size):
+            piece = {"index": index, "function": {"arguments": arguments[i : i + size]}}
+            chunks.append(delta(tool_calls=[piece]))
+    finish = {"index": 0, "delta": {}, "finish_reason": choice.get("finish_reason", "stop")}
+    chunks.append({**head, "choices": [finish]})
+    if completion.get("usage"):
+        chunks.append({**head, "choices": [], "usage": completion["usage"]})
+    return chunks

@@ -27,15 +27,19 @@ from agentledger.activities.models._registry import (
 from agentledger.activities.models._reply import MALFORMED
 from agentledger.activities.models._sdk import ProviderClient
 from agentledger.activities.models._settings import ProviderSettings
+from agentledger.activities.models._tap import AnswerSink, ReplyTap, answer_in
 
 __all__ = [
     "KINDS",
     "MALFORMED",
     "OPENAI_COMPATIBLE",
+    "AnswerSink",
     "ConfiguredProvider",
     "ProviderClient",
     "ProviderConfig",
     "ProviderSettings",
+    "ReplyTap",
+    "answer_in",
     "capabilities",
     "chosen_model",
     "decide_along_chain",

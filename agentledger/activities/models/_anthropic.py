@@ -14,10 +14,11 @@ from typing import Any
 import anthropic
 from anthropic.types import Message
 
+from agentledger.activities.models._errors import StreamCut
 from agentledger.activities.models._prompt import output_schema, prompt, tools
 from agentledger.activities.models._reply import Called, Said
 from agentledger.activities.models._settings import ProviderSettings
-from agentledger.activities.ports import ModelUsage
+from agentledger.activities.ports import ModelUsage, ReplyDeltas
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
 
@@ -65,6 +66,28 @@ def call(client: anthropic.Anthropic, body: dict[str, Any]) -> tuple[str, Messag
     except (ValueError, TypeError, anthropic.APIResponseValidationError):
         return text, None
     return text, parsed if isinstance(parsed, Message) else None
+
+
+def stream(
+    client: anthropic.Anthropic, body: dict[str, Any], tap: ReplyDeltas
+) -> tuple[str, Message | None]:
+    """``call``, streamed: text deltas and each ``tool_use`` block's input deltas go to
+    ``tap``; the SDK puts the events back together into the whole message."""
+    names: dict[int, str] = {}
+    with client.messages.stream(**body) as events:
+        for event in events:
+            if event.type == "content_block_start" and event.content_block.type == "tool_use":
+                names[event.index] = event.content_block.name
+            elif event.type == "content_block_delta":
+                if event.delta.type == "text_delta":
+                    tap.text(event.delta.text)
+                elif event.delta.type == "input_json_delta" and event.index in names:
+                    ordinal = sorted(names).index(event.index)
+                    tap.call(ordinal, names[event.index], event.delta.partial_json)
+        message = events.get_final_message()
+    if message.stop_reason is None:
+        raise StreamCut("the message never reached a stop reason")
+    return message.model_dump_json(exclude_unset=True), message
 
 
 def said(message: Message | None, raw: str, decision_tools: frozenset[str]) -> Said | str:

@@ -9,7 +9,7 @@ leaves this module as an ``ApplicationError`` whose ``type`` names the cause and
      ├── ModelOverloaded        529 (Anthropic's overloaded_error): retryable
      ├── ModelServerError       other 5xx, 408, 409: retryable
      ├── ModelTimeout           connect/read/write/pool timeout: retryable
-     ├── ModelUnavailable       connection refused, reset, DNS: retryable
+     ├── ModelUnavailable       connection refused, reset, DNS, a stream cut mid-way: retryable
      ├── ModelRequestRejected   other 4xx (bad request, auth, unknown model): non-retryable
      └── ModelConfigError       profile settings invalid, API key variable unset: non-retryable
 
@@ -35,6 +35,11 @@ _EXCERPT = 300
 _MAX_RETRY_AFTER = 600.0
 
 
+class StreamCut(Exception):
+    """A streamed reply ended before the provider's end of it (its ``[DONE]``, stop reason or
+    completed event): a transport failure, never a reply to judge."""
+
+
 def config_error(message: str) -> ApplicationError:
     return ApplicationError(message, type="ModelConfigError", non_retryable=True)
 
@@ -49,6 +54,11 @@ def sdk_error(exc: Exception, url: str) -> ApplicationError | None:
         return ApplicationError(
             redact(f"model provider at {url} timed out ({type(exc).__name__})"),
             type="ModelTimeout",
+        )
+    if isinstance(exc, StreamCut):
+        return ApplicationError(
+            redact(f"model provider at {url} cut its stream mid-way: {exc}"),
+            type="ModelUnavailable",
         )
     if isinstance(exc, _sdk_classes("APIConnectionError")):
         cause = exc.__cause__ or exc

@@ -16,7 +16,8 @@ from temporalio.exceptions import ApplicationError
 
 from agentledger.activities.models._errors import config_error
 from agentledger.activities.models._providers import ConfiguredProvider
-from agentledger.activities.ports import ModelClient, ModelReply
+from agentledger.activities.models._tap import ReplyTap
+from agentledger.activities.ports import ModelClient, ModelReply, StreamingModelClient
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.model_profile import FallbackOn, ModelProfile
 
@@ -30,19 +31,27 @@ FAILURE_CLASS: dict[str, FallbackOn] = {
 
 
 def decide_along_chain(
-    models: Mapping[str, ModelClient], packet: ContextPacket, profile: ModelProfile
+    models: Mapping[str, ModelClient],
+    packet: ContextPacket,
+    profile: ModelProfile,
+    tap: ReplyTap | None = None,
 ) -> tuple[ModelReply, int]:
-    """The reply and the index of the route that gave it (0: the profile's own model)."""
+    """The reply and the index of the route that gave it (0: the profile's own model). A
+    client that streams tells ``tap`` its reply as it comes; the next route restarts it."""
     last = len(profile.fallbacks)
     for index in range(last + 1):
         client, route = route_of(models, profile, index)
         try:
+            if tap is not None and isinstance(client, StreamingModelClient):
+                return client.decide_streaming(packet, route, tap), index
             return client.decide(packet, route), index
         except ApplicationError as failure:
             if index == last or FAILURE_CLASS.get(failure.type or "") not in (
                 profile.fallbacks[index].on
             ):
                 raise
+            if tap is not None:
+                tap.restart()
     raise AssertionError("unreachable: the last route returns or raises")
 
 

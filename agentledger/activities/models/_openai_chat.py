@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import openai
+from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
+from agentledger.activities.models._errors import StreamCut
 from agentledger.activities.models._prompt import messages, output_schema, tools
 from agentledger.activities.models._reply import Called, Said
 from agentledger.activities.models._settings import ProviderSettings
-from agentledger.activities.ports import ModelUsage
+from agentledger.activities.ports import ModelUsage, ReplyDeltas
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
 
@@ -64,6 +66,30 @@ def call(client: openai.OpenAI, body: dict[str, Any]) -> tuple[str, ChatCompleti
     except (ValueError, TypeError, openai.APIResponseValidationError):
         return text, None
     return text, parsed if isinstance(parsed, ChatCompletion) else None
+
+
+def stream(
+    client: openai.OpenAI, body: dict[str, Any], tap: ReplyDeltas
+) -> tuple[str, ChatCompletion | None]:
+    """``call``, streamed: each chunk's text and tool-call arguments go to ``tap``, and the
+    chunks are put back together into the completion the provider would have sent whole."""
+    state: ChatCompletionStreamState[None] = ChatCompletionStreamState()
+    with client.chat.completions.create(
+        **body, stream=True, stream_options={"include_usage": True}
+    ) as chunks:
+        for chunk in chunks:
+            state.handle_chunk(chunk)
+            for choice in chunk.choices[:1]:
+                if choice.delta.content:
+                    tap.text(choice.delta.content)
+                for call in choice.delta.tool_calls or ():
+                    function = call.function
+                    if function is not None:
+                        tap.call(call.index, function.name, function.arguments or "")
+    completion = state.get_final_completion()
+    if not completion.choices or completion.choices[0].finish_reason is None:
+        raise StreamCut("no chunk carried a finish reason")
+    return completion.model_dump_json(exclude_unset=True), completion
 
 
 def said(completion: ChatCompletion | None, raw: str, decision_tools: frozenset[str]) -> Said | str:

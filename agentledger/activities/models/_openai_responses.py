@@ -10,10 +10,11 @@ from typing import Any
 import openai
 from openai.types.responses import Response
 
+from agentledger.activities.models._errors import StreamCut
 from agentledger.activities.models._prompt import output_schema, prompt, tools
 from agentledger.activities.models._reply import Called, Said
 from agentledger.activities.models._settings import ProviderSettings
-from agentledger.activities.ports import ModelUsage
+from agentledger.activities.ports import ModelUsage, ReplyDeltas
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
 
@@ -72,6 +73,32 @@ def call(client: openai.OpenAI, body: dict[str, Any]) -> tuple[str, Response | N
     except (ValueError, TypeError, openai.APIResponseValidationError):
         return text, None
     return text, parsed if isinstance(parsed, Response) else None
+
+
+_FINAL = ("response.completed", "response.incomplete", "response.failed")
+
+
+def stream(
+    client: openai.OpenAI, body: dict[str, Any], tap: ReplyDeltas
+) -> tuple[str, Response | None]:
+    """``call``, streamed: output text and function-call argument deltas go to ``tap``; the
+    stream's last event carries the whole response."""
+    calls: dict[str, tuple[int, str]] = {}
+    final: Response | None = None
+    with client.responses.create(**body, stream=True) as events:
+        for event in events:
+            if event.type == "response.output_text.delta":
+                tap.text(event.delta)
+            elif event.type == "response.output_item.added" and event.item.type == "function_call":
+                calls[event.item.id or ""] = (len(calls), event.item.name)
+            elif event.type == "response.function_call_arguments.delta":
+                ordinal, name = calls.get(event.item_id, (len(calls), None))
+                tap.call(ordinal, name, event.delta)
+            elif event.type in _FINAL:
+                final = event.response
+    if final is None:
+        raise StreamCut("no response.completed, .incomplete or .failed event came")
+    return final.model_dump_json(exclude_unset=True), final
 
 
 def said(response: Response | None, raw: str, decision_tools: frozenset[str]) -> Said | str:

@@ -35,7 +35,7 @@ from agentledger.activities.models._capabilities import (
 from agentledger.activities.models._errors import config_error
 from agentledger.activities.models._sdk import ProviderClient
 from agentledger.activities.models._settings import ProviderSettings
-from agentledger.activities.ports import ModelClient, ModelReply
+from agentledger.activities.ports import ModelClient, ModelReply, ReplyDeltas
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
 from agentledger.domain.workorder import ModelOverride
@@ -119,6 +119,16 @@ class ConfiguredProvider:
         )
 
     def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply:
+        self._check(profile)
+        return self._client.decide(packet, profile)
+
+    def decide_streaming(
+        self, packet: ContextPacket, profile: ModelProfile, tap: ReplyDeltas
+    ) -> ModelReply:
+        self._check(profile)
+        return self._client.decide_streaming(packet, profile, tap)
+
+    def _check(self, profile: ModelProfile) -> None:
         # A manifest frozen under an older configuration may point elsewhere: refuse, never
         # follow it, since this worker no longer vouches for that endpoint or key variable.
         sent = ProviderSettings.of(profile)
@@ -129,7 +139,6 @@ class ConfiguredProvider:
                 f"model provider {self.name!r} on this worker no longer allows the endpoint, "
                 f"key variable or model {profile.model!r} this run was prepared with"
             )
-        return self._client.decide(packet, profile)
 
 
 def chosen_model(override: ModelOverride, models: Mapping[str, ModelClient]) -> ModelProfile:

@@ -27,7 +27,7 @@ from agentledger.activities.models._errors import sdk_error
 from agentledger.activities.models._prompt import decision_tools
 from agentledger.activities.models._reply import Called, Said, decision_of, problem
 from agentledger.activities.models._settings import ProviderSettings
-from agentledger.activities.ports import ModelReply, ModelUsage
+from agentledger.activities.ports import ModelReply, ModelUsage, ReplyDeltas
 from agentledger.activities.redaction import redact
 from agentledger.domain.context import ContextPacket
 from agentledger.domain.manifest import ModelProfile
@@ -70,12 +70,28 @@ class ProviderClient:
         self._lock = threading.Lock()
 
     def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply:
+        return self._decide(packet, profile, None)
+
+    def decide_streaming(
+        self, packet: ContextPacket, profile: ModelProfile, tap: ReplyDeltas
+    ) -> ModelReply:
+        """``decide``, streamed when the profile's settings say ``stream``: the reply's parts
+        reach ``tap`` as they arrive, and the whole reply is read as if it came at once."""
+        return self._decide(packet, profile, tap)
+
+    def _decide(
+        self, packet: ContextPacket, profile: ModelProfile, tap: ReplyDeltas | None
+    ) -> ModelReply:
         settings = ProviderSettings.of(profile)
         key = settings.api_key(self._environ)
         speaker = adapter(settings.api)
         body = speaker.request(packet, profile, settings)
         try:
-            raw, parsed = speaker.call(self._client(settings, key), body)
+            client = self._client(settings, key)
+            if tap is not None and settings.stream:
+                raw, parsed = speaker.stream(client, body, tap)
+            else:
+                raw, parsed = speaker.call(client, body)
         except Exception as exc:
             failure = sdk_error(exc, settings.base_url)
             if failure is None:

@@ -38,6 +38,9 @@ class ProviderSettings(BaseModel):
     max_string_length: int | None = Field(default=None, gt=0)
     native_tools: bool = True
     send_prompt_cache_key: bool = True
+    stream: bool = False
+    """Stream the reply, so an answer reaches the customer while it is written (the answer
+    streams). Off unless configured: some compatible servers refuse streamed requests."""
     decisions: DecisionForm = "json_schema"
     """``tools``: every decision is a native tool call (each granted tool, and ``proceed``,
     ``ask_user``, the answer as tools of their own); ``json_schema``: a JSON object under the

@@ -1,0 +1,128 @@
+"""Streamed replies: the answer reaches the tap as it grows; the decision is the whole reply's.
+
+The local chat server streams a scripted completion as a provider does (server-sent chunks, the
+text and tool-call arguments a few characters at a time) to a request that asks for a stream.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from temporalio.exceptions import ApplicationError
+
+from agentledger.activities.models import (
+    ProviderClient,
+    ReplyTap,
+    decide_along_chain,
+    openai_compatible_profile,
+)
+from agentledger.activities.ports import ModelReply
+from agentledger.domain.model_profile import ModelRoute
+from bench.providers import packets
+from bench.providers.chat_server import ChatServer, Reply
+from bench.providers.recorded import calls, decision, error, tool_call
+
+TEXT = 'Your refund of 42.00 EUR for order ord_4821 is on its way ("late delivery" policy).'
+ANSWER = {"type": "answer", "answer": TEXT, "supporting_source_ids": []}
+
+
+class Heard:
+    """An ``AnswerSink`` that keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.told: list[str] = []
+        self.restarts = 0
+
+    def answer_so_far(self, text: str) -> None:
+        self.told.append(text)
+
+    def restart(self) -> None:
+        self.restarts += 1
+
+
+def _streamed(server: ChatServer, reply: Reply, **settings: Any) -> tuple[ModelReply, Heard]:
+    server.script(reply)
+    profile = openai_compatible_profile(server.url, "m", stream=True, **settings)
+    heard, client = Heard(), ProviderClient()
+    try:
+        return client.decide_streaming(packets.draft_answer(), profile, ReplyTap(heard)), heard
+    finally:
+        client.close()
+
+
+def _whole(server: ChatServer, reply: Reply, **settings: Any) -> ModelReply:
+    server.script(reply)
+    client = ProviderClient()
+    try:
+        return client.decide(packets.draft_answer(), openai_compatible_profile(server.url, "m"))
+    finally:
+        client.close()
+
+
+def test_a_streamed_answer_grows_and_decides_as_the_whole_reply(chat_server: ChatServer) -> None:
+    streamed, heard = _streamed(chat_server, decision(ANSWER))
+    assert chat_server.requests[-1].body["stream"] is True
+    assert streamed.output == _whole(chat_server, decision(ANSWER)).output
+    assert streamed.usage.input_tokens == 812 and not streamed.usage.estimated
+    assert len(heard.told) > 5 and heard.told[-1] == TEXT
+    assert all(b.startswith(a) for a, b in zip(heard.told, heard.told[1:], strict=False))
+
+
+def test_a_native_answer_tool_call_streams_its_answer_argument(chat_server: ChatServer) -> None:
+    fields = {k: v for k, v in ANSWER.items() if k != "type"}
+    streamed, heard = _streamed(chat_server, calls(tool_call("answer", fields)), decisions="tools")
+    assert streamed.output["type"] == "answer" and streamed.output["answer"] == TEXT
+    assert heard.told[-1] == TEXT and len(heard.told) > 5
+
+
+def test_a_reply_that_is_no_answer_tells_the_customer_nothing(chat_server: ChatServer) -> None:
+    ask = {"type": "ask_user", "question": "Which order do you mean?"}
+    streamed, heard = _streamed(chat_server, Reply(body=json.loads(decision(ask).payload())))
+    assert streamed.output["type"] == "ask_user"
+    assert heard.told == []
+
+
+def test_an_answer_not_streamed_by_configuration_is_sent_whole(chat_server: ChatServer) -> None:
+    chat_server.script(decision(ANSWER))
+    heard, client = Heard(), ProviderClient()
+    profile = openai_compatible_profile(chat_server.url, "m")  # stream is off unless configured
+    try:
+        client.decide_streaming(packets.draft_answer(), profile, ReplyTap(heard))
+    finally:
+        client.close()
+    assert "stream" not in chat_server.requests[-1].body
+    assert heard.told == []
+
+
+def test_a_stream_cut_mid_way_is_a_retryable_failure_after_what_was_told(
+    chat_server: ChatServer,
+) -> None:
+    cut = Reply(body=json.loads(decision(ANSWER).payload()), cut_after=12)
+    chat_server.script(cut)
+    heard, client = Heard(), ProviderClient()
+    profile = openai_compatible_profile(chat_server.url, "m", stream=True)
+    try:
+        with pytest.raises(ApplicationError) as failed:
+            client.decide_streaming(packets.draft_answer(), profile, ReplyTap(heard))
+    finally:
+        client.close()
+    assert not failed.value.non_retryable, failed.value
+    assert heard.told and TEXT.startswith(heard.told[-1]) and heard.told[-1] != TEXT
+
+
+def test_a_fallback_route_restarts_what_the_customer_was_told(chat_server: ChatServer) -> None:
+    profile = openai_compatible_profile(chat_server.url, "m", stream=True)
+    route_on = ModelRoute(provider=profile.provider, model="m2")
+    profile = profile.model_copy(update={"fallbacks": (route_on,)})
+    chat_server.script(error(503, "overloaded"), decision(ANSWER))
+    heard, client = Heard(), ProviderClient()
+    models = {profile.provider: client}
+    try:
+        reply, route = decide_along_chain(models, packets.draft_answer(), profile, ReplyTap(heard))
+    finally:
+        client.close()
+    assert route == 1 and reply.output["answer"] == TEXT
+    assert heard.restarts == 1 and heard.told[-1] == TEXT
+    assert [r.body["model"] for r in chat_server.requests] == ["m", "m2"]
