@@ -86,6 +86,7 @@ class HousekeepingInput(_Message):
 
 class HousekeepingDone(_Message):
     expired_memories: tuple[str, ...]
+    pruned_answer_streams: int = 0
 
 
 class EligibleApproversInput(_Message):

@@ -110,6 +110,13 @@ class HousekeepingSteps(ABC):
         """Expire every published memory past its ``expires_at`` (recorded as ``expired``)."""
 
 
+class AnswerStreamSteps(ABC):
+    @activity.defn(name="prune_answer_streams")
+    @abstractmethod
+    def prune_answer_streams(self, params: HousekeepingInput) -> int:
+        """Drop the answer streams of runs that ended longer ago than the worker keeps them."""
+
+
 class NoticeSteps(ABC):
     @activity.defn(name="notify_approval")
     @abstractmethod

@@ -7,6 +7,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +71,10 @@ class Settings:
     """Runs a worker keeps in memory between their tasks (Temporal's sticky cache, whose default
     this is). An evicted run is replayed from history at its next task: a smaller cache saves
     memory on parked runs but replays busy ones. ``python -m bench.parked`` measures both."""
+    answer_streams_kept_hours: int = 24
+    """How long after a run ends its answer streams stay readable (``AGENTLEDGER_ANSWER_STREAMS_
+    KEPT_HOURS``); housekeeping drops them after that. The recorded answer stays in the ledger."""
+
     metrics_port: int | None = None
     """Serve ``/metrics`` on this port (worker and dev; ``None``: no metrics at all)."""
     metrics_host: str = "0.0.0.0"
@@ -101,6 +106,10 @@ class Settings:
     model_providers: Mapping[str, ProviderConfig] = field(default_factory=dict, hash=False)
     """The model providers a run may name: endpoint, key variable and allowed models, set on
     the worker (``AGENTLEDGER_MODEL_PROVIDERS``), never by whoever starts a run."""
+
+    @property
+    def answer_streams_kept(self) -> timedelta:
+        return timedelta(hours=self.answer_streams_kept_hours)
 
     @property
     def ledger_url(self) -> str:
@@ -250,6 +259,7 @@ def from_environment() -> Settings:
         extra_packs=tuple(p for p in env("AGENTLEDGER_PACKS", "").split(",") if p.strip()),
         temporal_security=temporal_security(os.environ),
         max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", 1000),
+        answer_streams_kept_hours=_int("AGENTLEDGER_ANSWER_STREAMS_KEPT_HOURS", 24),
         metrics_port=_optional_int("AGENTLEDGER_METRICS_PORT"),
         metrics_host=env("AGENTLEDGER_METRICS_HOST") or "0.0.0.0",
         trusted_keys_file=_optional_path("AGENTLEDGER_TRUSTED_KEYS"),

@@ -24,6 +24,7 @@ from agentledger.activities.notices import NoticeConfig, Notices, load_notices
 from agentledger.activities.ports import ModelClient, Pack
 from agentledger.activities.retrieval import SemanticUnavailable, configure_retrieval
 from agentledger.activities.retrieval import install as install_retrieval
+from agentledger.activities.run.answers import AnswerStreamActivities
 from agentledger.activities.run_activities import RunActivities
 from agentledger.app.config import KINDS, QueueLimits, Settings
 from agentledger.app.errors import ConfigError, DatabaseUnavailable
@@ -229,6 +230,9 @@ class Runtime:
                 run.fork_point,
                 run.append_events,
                 *MemoryActivities(self.ledger, memory).all(),
+                AnswerStreamActivities(
+                    self.ledger, self.settings.answer_streams_kept
+                ).prune_answer_streams,
                 *DirectoryActivities(
                     self.ledger, self.settings.revoked_keys, self.settings.issuer_tenants
                 ).all(),

@@ -32,6 +32,9 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.workflows import recorded_contracts
 
 MODEL_TIMEOUT = timedelta(seconds=60)
+MODEL_HEARTBEAT = timedelta(seconds=10)
+"""The model step heartbeats while its call runs (``activities.run.answers.heartbeating``):
+a worker that dies mid-answer is known dead after this, and the step is retried."""
 LOCAL_TIMEOUT = timedelta(seconds=10)
 """A local activity that reads the worker's own configuration."""
 RETRY = RetryPolicy(

@@ -42,6 +42,7 @@ BOUNDS_WITH_DEFAULTS = "bounds-with-defaults"
 UNGUESSABLE_CHILD_IDS = "unguessable-child-ids"
 SIGNED_REQUESTER = "signed-requester"
 PLANNED_GRANTS = "planned-grants"
+PRUNE_ANSWER_STREAMS = "prune-answer-streams"
 
 _OLD_RUNS = "no run recorded before it is open or in retention"
 
@@ -149,6 +150,13 @@ PATCHES: tuple[Patch, ...] = (
         "a run's grants are those the worker planned, narrowed by the work order's own",
         ("refund_approved_v12.json",),
         _OLD_RUNS,
+    ),
+    Patch(
+        PRUNE_ANSWER_STREAMS,
+        "housekeeping also drops the answer streams of runs ended longer ago than kept",
+        ("housekeeping_v1.json",),
+        "no Housekeeping firing recorded before it is open or in retention (firings last "
+        "seconds, so one retention period after the change)",
     ),
 )
 

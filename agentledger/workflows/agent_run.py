@@ -54,6 +54,7 @@ from agentledger.workflows import _patches as patches
 from agentledger.workflows._approvals import ApprovalDesk
 from agentledger.workflows._conversation import Conversation
 from agentledger.workflows._core import (
+    MODEL_HEARTBEAT,
     MODEL_RETRY,
     MODEL_TIMEOUT,
     RETRY,
@@ -178,6 +179,7 @@ class AgentRunWorkflow:
                 ),
                 task_queue=run.queues.model,
                 start_to_close_timeout=MODEL_TIMEOUT,
+                heartbeat_timeout=MODEL_HEARTBEAT,
                 retry_policy=MODEL_RETRY,
             )
         except ActivityError as exc:

@@ -1,10 +1,12 @@
 """``Housekeeping``: what a deployment's housekeeping schedule starts (``app.housekeeping``).
 
-Each firing expires the memories whose ``expires_at`` has passed (``MemoryStore.expire_due``,
-each recorded as an ``expired`` memory event, so retrieval no longer offers them), as of the
-firing's own time. One short activity, retried by Temporal until it lands; a firing that finds
-nothing due does nothing. Run content retention is not done here yet: it needs the ledger's
-per-subject keys, so that an expired run's content can be shredded with its audit intact.
+Each firing, as of its own time, expires the memories whose ``expires_at`` has passed
+(``MemoryStore.expire_due``, each recorded as an ``expired`` memory event, so retrieval no
+longer offers them), then drops the answer streams of runs that ended longer ago than the
+worker keeps them (``AGENTLEDGER_ANSWER_STREAMS_KEPT_HOURS``). Short activities, each retried by
+Temporal until it lands; a firing that finds nothing due does nothing. Run content retention is
+not done here yet: it needs the ledger's per-subject keys, so that an expired run's content can
+be shredded with its audit intact.
 """
 
 from __future__ import annotations
@@ -15,17 +17,25 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from agentledger.activities.messages import HousekeepingDone, HousekeepingInput
-    from agentledger.activities.surface import HousekeepingSteps
+    from agentledger.activities.surface import AnswerStreamSteps, HousekeepingSteps
+
+from agentledger.workflows import _patches as patches
 
 HOUSEKEEPING = "Housekeeping"
+_SHORT = timedelta(minutes=5)
 
 
 @workflow.defn(name=HOUSEKEEPING)
 class HousekeepingWorkflow:
     @workflow.run
     async def run(self) -> HousekeepingDone:
-        return await workflow.execute_activity_method(
-            HousekeepingSteps.expire_memories,
-            HousekeepingInput(now=workflow.now()),
-            start_to_close_timeout=timedelta(minutes=5),
+        now = HousekeepingInput(now=workflow.now())
+        done = await workflow.execute_activity_method(
+            HousekeepingSteps.expire_memories, now, start_to_close_timeout=_SHORT
         )
+        if not workflow.patched(patches.PRUNE_ANSWER_STREAMS):
+            return done
+        pruned = await workflow.execute_activity_method(
+            AnswerStreamSteps.prune_answer_streams, now, start_to_close_timeout=_SHORT
+        )
+        return done.model_copy(update={"pruned_answer_streams": pruned})

@@ -33,11 +33,13 @@ from agentledger.app.runtime import Runtime
 from agentledger.domain.forks import boundaries
 from agentledger.domain.principal import Principal
 from agentledger.workflows import AgentRunWorkflow, ApprovalDecision, Reply
+from agentledger.workflows.housekeeping import HOUSEKEEPING
 from bench._stack import embedded_stack
 from bench.harness import Harness
 from tests.replay._recorded import SEEDED_MEMORIES
 
 HISTORIES = Path(__file__).with_name("histories")
+HOUSEKEEPING_HISTORIES = Path(__file__).with_name("housekeeping")
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 
 
@@ -383,6 +385,19 @@ async def _accepted_reply(handle: WorkflowHandle[Any, Any]) -> Reply:
     raise AssertionError("no reply in the history")
 
 
+async def _record_housekeeping(name: str) -> None:
+    """One firing of the housekeeping workflow, as its schedule starts it: nothing is due, so
+    each of its activities runs once and finds nothing."""
+    async with _stack() as stack, stack.runtime.worker(stack.client):
+        done = await stack.client.execute_workflow(
+            HOUSEKEEPING, id=f"replay-{name}", task_queue=stack.settings.task_queue
+        )
+        history = await stack.client.get_workflow_handle(f"replay-{name}").fetch_history()
+        HOUSEKEEPING_HISTORIES.mkdir(exist_ok=True)
+        (HOUSEKEEPING_HISTORIES / f"{name}.json").write_text(history.to_json())
+        print(f"recorded {name}: {len(history.events)} history events ({done})")
+
+
 async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     # Histories recorded by older workflow code stay checked in (they prove old runs still
@@ -438,6 +453,8 @@ async def main() -> None:
     # notified_v1: approvals announced on the worker's channels (manifest notify_channels):
     # one webhook takes the message (approval_notified), one refuses it (webhook_refused).
     await _record_notified("refund_notified_v1")
+    # housekeeping_v1: a firing that also prunes answer streams (prune-answer-streams).
+    await _record_housekeeping("housekeeping_v1")
 
 
 if __name__ == "__main__":

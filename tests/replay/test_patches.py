@@ -16,6 +16,7 @@ from agentledger.workflows import _patches
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / "agentledger" / "workflows"
 HISTORIES = Path(__file__).parent / "histories"
+HOUSEKEEPING = Path(__file__).parent / "housekeeping"
 
 
 def _patched_arguments() -> list[tuple[str, ast.expr]]:
@@ -35,7 +36,7 @@ def _patched_arguments() -> list[tuple[str, ast.expr]]:
 def markers() -> dict[str, frozenset[str]]:
     """Each recorded history's patch ids, read from its ``core_patch`` markers."""
     found: dict[str, frozenset[str]] = {}
-    for path in sorted(HISTORIES.glob("*.json")):
+    for path in sorted([*HISTORIES.glob("*.json"), *HOUSEKEEPING.glob("*.json")]):
         ids = set()
         for event in json.loads(path.read_text(encoding="utf-8")).get("events", []):
             marker = event.get("markerRecordedEventAttributes") or {}

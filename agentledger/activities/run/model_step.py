@@ -8,10 +8,12 @@ from temporalio.exceptions import ApplicationError
 
 from agentledger.activities import _telemetry
 from agentledger.activities.messages import ModelStepInput, ModelStepResult
-from agentledger.activities.models import decide_along_chain
+from agentledger.activities.models import ReplyTap, decide_along_chain
 from agentledger.activities.packets import build_step_packet, decided
 from agentledger.activities.run._base import RunBase
+from agentledger.activities.run.answers import AnswerPublisher, heartbeating
 from agentledger.domain.context import ContextPacket, InsufficientContext
+from agentledger.domain.decisions import Answer
 from agentledger.domain.manifest import ExecutionManifest
 
 
@@ -39,10 +41,32 @@ class ModelStepping(RunBase):
                 type="UnknownModelProvider",
                 non_retryable=True,
             )
-        with _telemetry.span("agentledger.model_call", params.run_id, manifest_hash) as called:
-            reply, route = decide_along_chain(self._models, packet, manifest.model)
+        return self._ask(params, packet, manifest)
+
+    def _ask(
+        self, params: ModelStepInput, packet: ContextPacket, manifest: ExecutionManifest
+    ) -> ModelStepResult:
+        """The model's decision; an answer is written to the run's answer stream as the model
+        speaks (or at once, from a model that does not stream)."""
+        attempt = activity.info().attempt
+        publisher = AnswerPublisher(
+            self._ledger,
+            params.run_id,
+            params.step,
+            params.state.used.steps,
+            attempt,
+            beat=activity.heartbeat,
+        )
+        where = (params.run_id, params.manifest_hash)
+        with _telemetry.span("agentledger.model_call", *where) as called, heartbeating():
+            reply, route = decide_along_chain(
+                self._models, packet, manifest.model, ReplyTap(publisher)
+            )
             _telemetry.model_called(called, manifest.model, reply)
-        return decided(reply, packet, manifest, route=route, attempt=activity.info().attempt)
+        result = decided(reply, packet, manifest, route=route, attempt=attempt)
+        answer = result.decision
+        publisher.finish(answer.answer if isinstance(answer, Answer) else None)
+        return result
 
     def _record_packet(self, params: ModelStepInput, packet: ContextPacket) -> None:
         """The outbox and the packet about to be sent, in one transaction (one commit per
