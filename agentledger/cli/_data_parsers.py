@@ -1,5 +1,6 @@
-"""The arguments of the commands about stored data: backup, restore, rebuild-read-models and
-the payload key ring. Cheap to import (argparse and the standard library only)."""
+"""The arguments of the commands about stored data: backup, restore, rebuild-read-models, the
+payload key ring and evaluation suites. Cheap to import (argparse and the standard library
+only)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,28 @@ def data_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
         "active key, the old ones kept)",
     )  # fmt: skip
     keys.add_argument("--file", type=Path, default=None, help="this ring file instead")
+
+
+def eval_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "suite",
+        help="a shipped suite (support, tau2-retail, tau2-airline, agentdojo-banking, "
+        "agentdojo-slack) or a suite file (JSON); or `add RUN_ID --at SEQ --suite FILE`: a "
+        "recorded run as a regression case, forked at SEQ, expecting what the run did after",
+    )
+    parser.add_argument("run_id", nargs="?", help="with add: the run to make a case of")
+    parser.add_argument("--at", type=int, metavar="SEQ", help="with add: where the case forks")
+    parser.add_argument("--suite", dest="into", type=Path, metavar="FILE", help="with add")
+    parser.add_argument("--case-id", help="with add: the case's id (default RUN_ID-at-SEQ)")
+    parser.add_argument("--approver", help="with add, a new file's (default: the run's)")
+    parser.add_argument(
+        "--manifest",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="a configuration (JSON or TOML: a pack and its overrides); give exactly two",
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="runs per work order (default 1)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N work orders")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
+    parser.add_argument("--html", type=Path, metavar="PATH", help="write the HTML report here")

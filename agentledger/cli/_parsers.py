@@ -10,31 +10,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 
-def eval_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "suite",
-        help="a shipped suite (support, tau2-retail, tau2-airline, agentdojo-banking, "
-        "agentdojo-slack) or a suite file (JSON); or `add RUN_ID --at SEQ --suite FILE`: a "
-        "recorded run as a regression case, forked at SEQ, expecting what the run did after",
-    )
-    parser.add_argument("run_id", nargs="?", help="with add: the run to make a case of")
-    parser.add_argument("--at", type=int, metavar="SEQ", help="with add: where the case forks")
-    parser.add_argument("--suite", dest="into", type=Path, metavar="FILE", help="with add")
-    parser.add_argument("--case-id", help="with add: the case's id (default RUN_ID-at-SEQ)")
-    parser.add_argument("--approver", help="with add, a new file's (default: the run's)")
-    parser.add_argument(
-        "--manifest",
-        action="append",
-        type=Path,
-        metavar="FILE",
-        help="a configuration (JSON or TOML: a pack and its overrides); give exactly two",
-    )
-    parser.add_argument("--repeat", type=int, default=1, help="runs per work order (default 1)")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N work orders")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
-    parser.add_argument("--html", type=Path, metavar="PATH", help="write the HTML report here")
-
-
 def serve_parser(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8700, help="port (default 8700)")
@@ -102,11 +77,7 @@ def run_parser(run: argparse.ArgumentParser) -> None:
         help="the requester, on the embedded default (required there); through "
         "AGENTLEDGER_API_URL the requester is whoever your token says",
     )
-    run.add_argument(
-        "--wait",
-        action="store_true",
-        help="wait until it ends, needs approval or asks its customer",
-    )
+    _wait_flags(run, "wait until it ends, needs approval or asks its customer")
     _model_flags(run, choose=True, register=False)
 
 
@@ -194,7 +165,16 @@ def reply_parser(reply: argparse.ArgumentParser) -> None:
         dest="principal",
         help="the run's requester, signed by the local issuer (embedded default; required there)",
     )
-    reply.add_argument("--wait", action="store_true", help="wait until it answers or asks again")
+    _wait_flags(reply, "wait until it answers or asks again")
+
+
+def _wait_flags(parser: argparse.ArgumentParser, wait: str) -> None:
+    parser.add_argument("--wait", action="store_true", help=wait)
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        help="--wait, printing the answer as the model writes it (embedded default)",
+    )
 
 
 def show_parser(show: argparse.ArgumentParser) -> None:

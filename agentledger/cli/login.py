@@ -89,7 +89,7 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
 
         _need(args.user, "--user USER", "the run's requester")
         return int(await local(settings, args))
-    _refuse_local_flags(args, user=args.user, wait=args.wait, model=args.model)
+    _refuse_local_flags(args, user=args.user, wait=args.wait or args.follow, model=args.model)
     started = await _through_api(
         settings, "POST", "/api/runs", {"pack": args.pack, "request": args.request}
     )
@@ -145,7 +145,7 @@ async def reply(settings: Settings, args: argparse.Namespace) -> int:
 
         _need(args.principal, "--as PRINCIPAL", "the run's requester")
         return int(await local(settings, args))
-    _refuse_local_flags(args, user=args.principal, wait=args.wait)
+    _refuse_local_flags(args, user=args.principal, wait=args.wait or args.follow)
     await _through_api(settings, "POST", f"/api/runs/{args.run_id}/replies", {"text": args.text})
     print(f"reply sent to {args.run_id}")
     return 0
@@ -186,7 +186,7 @@ async def fork(settings: Settings, args: argparse.Namespace) -> int:
 
         _need(args.principal, "--as PRINCIPAL", "who forks")
         return int(await local(settings, args))
-    _refuse_local_flags(args, user=args.principal, wait=args.wait)
+    _refuse_local_flags(args, user=args.principal, wait=args.wait or args.follow)
     body = {"at": args.at, "dry": args.dry, "model": args.model, "profile": args.profile}
     started = await _through_api(settings, "POST", f"/api/runs/{args.run_id}/fork", body)
     print(started["run_id"])
@@ -229,4 +229,7 @@ def _refuse_local_flags(
             "your token says who you are (`agentledger whoami`)"
         )
     if wait or model is not None:
-        raise ConfigError("--wait and --model are not available through AGENTLEDGER_API_URL")
+        raise ConfigError(
+            "--wait, --follow and --model are not available through AGENTLEDGER_API_URL "
+            "(follow a run's answer there with GET /api/runs/{id}/stream)"
+        )

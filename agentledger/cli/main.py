@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from agentledger.app.errors import AgentLedgerError
 from agentledger.cli import _parsers as parsers
-from agentledger.cli._data_parsers import data_parsers
+from agentledger.cli._data_parsers import data_parsers, eval_parser
 from agentledger.cli.schedule import schedule_parser
 
 if TYPE_CHECKING:
@@ -111,9 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     parsers.identity_parsers(command)
     command("stop", help="stop the embedded Temporal server")
     parsers.pack_parsers(command)
-    parsers.eval_parser(
-        command("eval", help="compare two configurations on an eval suite's work orders")
-    )
+    eval_parser(command("eval", help="compare two configurations on an eval suite's work orders"))
     parsers.serve_parser(command("serve", help="the HTTP API and web UI (approvals inbox, runs)"))
     schedule_parser(command("schedule", help="runs on a calendar (Temporal Schedules)"))
     data_parsers(command)

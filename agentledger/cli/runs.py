@@ -15,6 +15,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from agentledger.activities.ledger import Ledger
 from agentledger.app import forks, liveness, operators
 from agentledger.app import runs as run_ops
+from agentledger.app.answer_stream import AnswerFollower, Said
 from agentledger.app.config import Settings
 from agentledger.app.edits import batch_of, typed_edits
 from agentledger.app.errors import AgentLedgerError, ConfigError, Refused
@@ -49,10 +50,35 @@ async def reply(settings: Settings, args: argparse.Namespace) -> int:
     )
     result = await liveness.watched(sending, client, queue)
     say(f"{result.reply_id} taken by {args.run_id} (#{result.seq})")
-    if not args.wait:
+    if not (args.wait or args.follow):
         return 0
-    state = await run_ops.wait_for(client, args.run_id, pending_approval=True)
+    state = await waited(client, ledger, args.run_id, follow=args.follow)
     return await report(client, state, ledger)
+
+
+async def waited(client: Client, ledger: Ledger, run_id: str, *, follow: bool) -> WorkingState:
+    """``wait_for``; with ``follow``, the answer is printed as the model writes it meanwhile
+    (a line says when it starts over), ended by a newline before the report."""
+    if not follow:
+        return await run_ops.wait_for(client, run_id, pending_approval=True)
+    follower = AnswerFollower(ledger, run_id)
+    printing = asyncio.create_task(follower.follow(_print_said))
+    try:
+        state = await run_ops.wait_for(client, run_id, pending_approval=True)
+    finally:
+        printing.cancel()
+    for said in await asyncio.to_thread(follower.poll):  # what came after the last poll
+        _print_said(said)
+    if follower.shown:
+        print(flush=True)
+    return state
+
+
+def _print_said(said: Said) -> None:
+    if said.kind == "reset":
+        print(f"\n[the answer starts over: {said.reason}]", flush=True)
+    else:
+        print(said.text, end="", flush=True)
 
 
 async def report(client: Client, state: WorkingState, ledger: Ledger) -> int:
@@ -109,9 +135,9 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
     await liveness.until_taken(client, handle.id)  # no live worker: said now, not after 120 s
     if not await until_recorded(runtime, handle.id):
         say(f"note: run {handle.id} has not reached the ledger yet; `agentledger verify` says why")
-    if not args.wait:
+    if not (args.wait or args.follow):
         return 0
-    state = await run_ops.wait_for(client, handle.id, pending_approval=True)
+    state = await waited(client, runtime.ledger, handle.id, follow=args.follow)
     return await report(client, state, runtime.ledger)
 
 

@@ -255,6 +255,29 @@ async def test_an_operator_forks_a_parked_run_dry_from_its_page_by_keyboard(
     await expect(page.locator("#timeline")).to_contain_text("tool_call_denied")
 
 
+async def test_a_run_page_shows_the_answer_while_it_is_written_and_starts_over_on_a_retry(
+    harness: Harness, service: str, browser: Browser
+) -> None:
+    """The page's stream as a model step writes it (here written into the ledger's answer
+    stream directly, as the step's publisher does, while the run waits on its approval)."""
+    run_id = await harness.start(REQUEST)
+    await harness.in_inbox(run_id)
+    page = await signed_in(browser, service, harness.issuer.token("ops_lead_1"))
+    await page.goto(f"/ui/runs/{run_id}")
+    live = page.locator("#answer-live")
+    await expect(page.locator("#answer-live-line")).to_be_hidden()
+    ledger = harness.runtime.ledger
+    first = ledger.open_stream(run_id, "draft_answer", 9, 1)
+    ledger.append_chunk(run_id, first, 0, "Your refund ")
+    await expect(live).to_have_text("Your refund ")
+    ledger.append_chunk(run_id, first, 12, "is being")
+    await expect(live).to_have_text("Your refund is being")
+    retried = ledger.open_stream(run_id, "draft_answer", 9, 2)  # the worker died: attempt 2
+    ledger.append_chunk(run_id, retried, 0, "A refund")
+    await expect(live).to_have_text("A refund")
+    await expect(page.locator("#live")).to_contain_text("starts over (retried)")
+
+
 async def test_the_api_docs_render_offline_under_the_pages_policy(
     swagger_installed: None, service: str, browser: Browser
 ) -> None:

@@ -278,9 +278,21 @@ async def test_a_runs_stream_says_when_it_moved_and_ends_with_the_run(
     await harness.finish(run_id)
     response = await ops.get(f"/api/runs/{run_id}/stream")
     assert response.headers["content-type"].startswith("text/event-stream")
-    (moved,) = [block for block in response.text.split("\n\n") if block.startswith("event: moved")]
+    blocks = response.text.split("\n\n")
+    (moved,) = [block for block in blocks if block.startswith("event: moved")]
     last = harness.runtime.ledger.last_seq(run_id)
     assert f'"last_seq": {last}' in moved and '"status": "completed"' in moved
+    answer = harness.runtime.ledger.get_run(run_id).answer  # type: ignore[union-attr]
+    assert answer and json.loads(moved.split("data: ")[1])["answer"] == answer
+    # The newest answer as it was written (the playbook does not stream: one token, whole),
+    # with the id a reconnecting client sends back; resumed there, nothing of it comes again.
+    (token,) = [block for block in blocks if "event: token" in block]
+    event_id = token.split("\n")[0].removeprefix("id: ")
+    assert json.loads(token.split("data: ")[1])["text"] == answer
+    newest = harness.runtime.ledger.read_stream(run_id).stream
+    assert newest is not None and event_id == f"{newest.number}:{len(answer)}"
+    resumed = await ops.get(f"/api/runs/{run_id}/stream", headers={"Last-Event-ID": event_id})
+    assert "event: token" not in resumed.text and "event: moved" in resumed.text
     assert (await http("ops_globex").get(f"/api/runs/{run_id}/stream")).status_code == 404
 
 

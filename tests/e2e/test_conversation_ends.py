@@ -55,6 +55,20 @@ def test_a_reply_to_a_conversation_closed_unanswered_says_it_ended_and_how(
     assert CLOSING in late.stderr
 
 
+def test_reply_follow_prints_the_answer_then_what_the_run_waits_on(env: dict[str, str]) -> None:
+    user = CUSTOMER.user_id
+    with cli_worker(env):
+        asked = cli(env, "run", "chat", "I'd like to pick a colour", "--user", user, "--follow")
+        assert asked.returncode == 0 and QUESTION in asked.stdout, (asked.stdout, asked.stderr)
+        run_id = asked.stdout.split()[0]
+        followed = cli(env, "reply", run_id, "red, please", "--as", user, "--follow")
+    assert followed.returncode == 0, (followed.stdout, followed.stderr)
+    lines = followed.stdout.splitlines()
+    # The taken line, the answer as the stream wrote it, then the report of the recorded one.
+    assert lines[1] == "You chose red.", lines
+    assert lines[2] == "answered; awaiting a follow-up: You chose red.", lines
+
+
 def test_how_a_conversation_closed_reads_after_a_question_and_after_an_answer() -> None:
     from agentledger.domain import events as ev
     from agentledger.domain.conversation import closed, ended

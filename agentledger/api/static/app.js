@@ -11,8 +11,26 @@ function countdown(el) {
 
 function tick() { document.querySelectorAll("[data-expires]").forEach(countdown); }
 
+function writing(source) {
+  // The answer as the model writes it; the page reloads with the recorded one when it lands.
+  const line = document.getElementById("answer-live-line");
+  const text = document.getElementById("answer-live");
+  if (!line || !text) return;
+  source.addEventListener("token", (event) => {
+    const token = JSON.parse(event.data);
+    if (line.hidden && token.status !== "open") return;  // written already: the timeline has it
+    text.textContent = text.textContent.slice(0, token.offset) + token.text;
+    line.hidden = false;
+  });
+  source.addEventListener("reset", (event) => {
+    text.textContent = "";
+    document.getElementById("live").textContent = "The answer starts over (" + JSON.parse(event.data).reason + ").";
+  });
+}
+
 function follow(url, lastSeq) {
   const source = new EventSource(url);
+  writing(source);
   source.addEventListener("moved", (event) => {
     const moved = JSON.parse(event.data);
     if (String(moved.last_seq) === lastSeq) return;
