@@ -68,7 +68,8 @@ def ledger_counters(events: Iterable[ev.RunEvent], ledger: Ledger) -> dict[Sampl
     counts: defaultdict[Sample, float] = defaultdict(float)
     for e in events:
         counts[sample("agentledger_ledger_events_total", kind=e.kind)] += 1
-        rows = [*_runs(e, packs), *_model(e, ledger), *_tools(e), *_others(e, requested)]
+        rows = [*_runs(e, packs), *_model(e, ledger), *_calls(e, packs)]
+        rows += [*_tools(e), *_others(e, requested)]
         for name, labels, amount in rows:
             counts[sample(f"agentledger_{name}", **labels)] += amount
     return {k: v for k, v in counts.items() if v}
@@ -109,6 +110,17 @@ def _model(e: ev.RunEvent, ledger: Ledger) -> Iterator[Row]:
         yield "model_tokens_total", {**keys, "type": "input"}, e.input_tokens
         yield "model_tokens_total", {**keys, "type": "cached"}, e.cached_tokens
         yield "model_tokens_total", {**keys, "type": "output"}, e.output_tokens
+
+
+def _calls(e: ev.RunEvent, packs: Mapping[str, str]) -> Iterator[Row]:
+    if not isinstance(e, ev.ModelCalled):
+        return
+    keys = {"pack": packs.get(e.run_id, "unknown"), "provider": e.provider, "model": e.model}
+    yield "model_call_tokens_total", {**keys, "type": "input"}, e.input_tokens
+    yield "model_call_tokens_total", {**keys, "type": "cached"}, e.cached_tokens
+    yield "model_call_tokens_total", {**keys, "type": "output"}, e.output_tokens
+    if e.cost is not None and e.currency is not None:
+        yield "model_cost_total", {**keys, "currency": e.currency}, float(e.cost)
 
 
 def _tools(e: ev.RunEvent) -> Iterator[Row]:

@@ -64,6 +64,22 @@ class Families:
         self.charged = counter(
             "model_charged_tokens", "Tokens charged to budgets", "model_profile", "step"
         )
+        self.call_tokens = counter(
+            "model_call_tokens",
+            "Tokens of each model call, by who answered it",
+            "pack",
+            "provider",
+            "model",
+            "type",
+        )
+        self.cost = counter(
+            "model_cost",
+            "What model calls cost at their frozen price (priced calls only)",
+            "pack",
+            "provider",
+            "model",
+            "currency",
+        )
 
     def _tools(self, counter: _Make) -> None:
         self.tool_calls = counter("tool_calls", "Tool calls by outcome", "tool", "outcome")

@@ -139,6 +139,19 @@ class LedgerProjection:
         ):
             self.f.tokens.labels(*keys, kind).inc(count)
 
+    def model_called(self, e: ev.ModelCalled) -> None:
+        """Tokens and cost by pack, provider and model (the route that answered)."""
+        pack, provider = self.pack(e.run_id), self.label("provider", e.provider)
+        keys = (pack, provider, self.label("model", e.model))
+        for kind, count in (
+            ("input", e.input_tokens),
+            ("cached", e.cached_tokens),
+            ("output", e.output_tokens),
+        ):
+            self.f.call_tokens.labels(*keys, kind).inc(count)
+        if e.cost is not None and e.currency is not None:
+            self.f.cost.labels(*keys, self.label("currency", e.currency)).inc(float(e.cost))
+
     def tool_denied(self, e: ev.ToolCallDenied) -> None:
         tool = self.label("tool", e.tool)
         self.f.tool_calls.labels(tool, "denied").inc()
@@ -194,6 +207,7 @@ _HANDLERS: dict[type, Callable[[LedgerProjection, Any], None]] = {
     ev.DecisionRecorded: LedgerProjection.decision,
     ev.DecisionRejected: LedgerProjection.rejected,
     ev.BudgetCharged: LedgerProjection.charged,
+    ev.ModelCalled: LedgerProjection.model_called,
     ev.ToolCallDenied: LedgerProjection.tool_denied,
     ev.ToolReceiptRecorded: LedgerProjection.receipt,
     ev.ApprovalRequested: LedgerProjection.approval_requested,
