@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import Priority, RetryPolicy
 from temporalio.exceptions import ActivityError
 
 from agentledger.workflows import _patches as patches
@@ -71,6 +71,13 @@ class Run:
     @property
     def state(self) -> WorkingState:
         return self.rec.state
+
+    @property
+    def fair_share(self) -> Priority:
+        """The run's model and tool tasks are dispatched fairly between tenants (Temporal's
+        fairness keys): a burst of one tenant's runs queues behind nobody else's."""
+        order = self.state.work_order
+        return Priority(fairness_key=order.principal.tenant_id[:64] if order else None)
 
     @property
     def cancelled(self) -> bool:

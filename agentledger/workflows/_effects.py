@@ -96,6 +96,7 @@ class ToolCalls:
                 # so every retry is safe, and a database outage or a crashed worker must delay a
                 # call, not turn it into a failure. A write nothing can reconcile runs once.
                 retry_policy=ONCE if contract.on_partial_completion == "in_doubt" else RETRY,
+                priority=self._run.fair_share,
             )
         except ActivityError as exc:
             if contract.on_partial_completion == "in_doubt":
@@ -168,6 +169,7 @@ class ToolCalls:
             task_queue=run.queues.tool,
             start_to_close_timeout=MODEL_TIMEOUT,
             retry_policy=RETRY,
+            priority=run.fair_share,
         )
         run.confirm(asked.outbox)
         return receipt

@@ -181,6 +181,7 @@ class AgentRunWorkflow:
                 start_to_close_timeout=MODEL_TIMEOUT,
                 heartbeat_timeout=MODEL_HEARTBEAT,
                 retry_policy=MODEL_RETRY,
+                priority=run.fair_share,
             )
         except ActivityError as exc:
             run.resend(outbox)
