@@ -19,7 +19,9 @@ Refusals at preparation are final::
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import Field, JsonValue, ValidationError, model_validator
@@ -42,7 +44,7 @@ from agentledger.domain.workorder import ModelOverride
 
 RESERVED = frozenset({"playbook", "openai_compatible"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_OWN = ("kind", "models", "encoding")
+_OWN = ("kind", "models", "encoding", "max_concurrency")
 _DESTINATION = ("api", "base_url", "api_key_env", "api_key_header")
 
 
@@ -52,6 +54,10 @@ class ProviderConfig(ProviderSettings):
     kind: Kind = "openai_compatible"
     models: tuple[str, ...] = Field(min_length=1)
     encoding: str = "cl100k_base"
+    max_concurrency: int | None = Field(default=None, gt=0)
+    """Calls this worker makes to the provider at once (``None``: no limit). A call beyond it
+    waits for a slot, heartbeating, up to ``timeout_seconds``; then it fails retryably as
+    ``ModelOverloaded``, which a fallback chain may move down. The worker's, never frozen."""
 
     @model_validator(mode="before")
     @classmethod
@@ -99,6 +105,8 @@ class ConfiguredProvider:
         self.name = name
         self.config = config
         self._client = client
+        limit = config.max_concurrency
+        self._slots = threading.BoundedSemaphore(limit) if limit is not None else None
 
     def profile(self, model: str | None) -> ModelProfile:
         chosen = model or self.config.models[0]
@@ -120,13 +128,32 @@ class ConfiguredProvider:
 
     def decide(self, packet: ContextPacket, profile: ModelProfile) -> ModelReply:
         self._check(profile)
-        return self._client.decide(packet, profile)
+        with self._slot():
+            return self._client.decide(packet, profile)
 
     def decide_streaming(
         self, packet: ContextPacket, profile: ModelProfile, tap: ReplyDeltas
     ) -> ModelReply:
         self._check(profile)
-        return self._client.decide_streaming(packet, profile, tap)
+        with self._slot():
+            return self._client.decide_streaming(packet, profile, tap)
+
+    @contextmanager
+    def _slot(self) -> Iterator[None]:
+        """One of the provider's ``max_concurrency`` slots on this worker, for one call."""
+        if self._slots is None:
+            yield
+            return
+        if not self._slots.acquire(timeout=self.config.timeout_seconds):
+            raise ApplicationError(
+                f"model provider {self.name!r}: all {self.config.max_concurrency} of this "
+                f"worker's slots stayed busy for {self.config.timeout_seconds:g} s",
+                type="ModelOverloaded",
+            )
+        try:
+            yield
+        finally:
+            self._slots.release()
 
     def _check(self, profile: ModelProfile) -> None:
         # A manifest frozen under an older configuration may point elsewhere: refuse, never
