@@ -22,8 +22,8 @@ from agentledger.app.errors import ServerUnavailable
 # Measured on these machines (see FACTS.md and bench/engine.py): the shipped dev server polls
 # transfer tasks at 20/s, adding ~50 ms to every workflow task; WAL halves SQLite commit cost.
 # Fairness: runs' model and tool tasks carry their tenant as a fairness key (workflows._core),
-# which the server honours only with matching.enableFairness (measured: a tenant's 3 tasks
-# behind another's backlog of 30 ran 2nd, 4th and 6th with it, 31st to 33rd without).
+# which the server honours only with matching.enableFairness (``python -m bench.fairness``: a
+# tenant's 3 tasks queued behind another's 30 ran 2nd, 4th and 6th with it, last without).
 SPEED_FLAGS = (
     "--dynamic-config-value",
     "history.transferProcessorMaxPollRPS=1000",
