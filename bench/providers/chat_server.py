@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from bench.providers.streams import Event, events_for
+
 ECHO = "<<authorization>>"
 
 
@@ -92,7 +94,7 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             reply = server._next(recorded)
             time.sleep(reply.delay)
             if recorded.body.get("stream") and reply.status == 200 and isinstance(reply.body, dict):
-                self._stream(reply)
+                self._stream(reply, events_for(self.path, json.loads(reply.payload())))
                 return
             echoed = recorded.headers.get("Authorization", "")
             payload = reply.payload().replace(ECHO.encode(), echoed.encode())
@@ -107,21 +109,22 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test); nothing to deliver
 
-        def _stream(self, reply: Reply) -> None:
-            """The scripted completion as a provider streams it: server-sent chunks."""
+        def _stream(self, reply: Reply, events: list[Event]) -> None:
+            """The scripted reply as its provider streams it (``streams``): server-sent events."""
             try:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
                 self.close_connection = True
-                for sent, chunk in enumerate(stream_chunks(reply.payload())):
+                for sent, (name, data) in enumerate(events):
                     if sent == reply.cut_after:
-                        return  # no [DONE]: the connection just ends
-                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                        return  # no end of the stream: the connection just ends
+                    text = data if isinstance(data, str) else json.dumps(data)
+                    line = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
+                    self.wfile.write(line.encode())
                     self.wfile.flush()
                     time.sleep(reply.chunk_delay)
-                self.wfile.write(b"data: [DONE]\n\n")
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
@@ -129,32 +132,3 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
-
-
-def stream_chunks(payload: bytes, size: int = 6) -> list[dict[str, Any]]:
-    """A chat completion cut into the chunks a provider streams: the text and each tool call's
-    arguments ``size`` characters at a time, then the finish reason, then the usage."""
-    completion = json.loads(payload)
-    head = {k: completion.get(k) for k in ("id", "created", "model")}
-    head["object"] = "chat.completion.chunk"
-    choice = completion["choices"][0]
-    message, chunks = choice["message"], []
-
-    def delta(**fields: Any) -> dict[str, Any]:
-        return {**head, "choices": [{"index": 0, "delta": fields, "finish_reason": None}]}
-
-    chunks.append(delta(role="assistant", content=""))
-    text = message.get("content") or ""
-    chunks += [delta(content=text[i : i + size]) for i in range(0, len(text), size)]
-    for index, call in enumerate(message.get("tool_calls") or ()):
-        name, arguments = call["function"]["name"], call["function"]["arguments"]
-        start = {"index": index, "id": call["id"], "type": "function"}
-        chunks.append(delta(tool_calls=[{**start, "function": {"name": name, "arguments": ""}}]))
-        for i in range(0, len(arguments), size):
-            piece = {"index": index, "function": {"arguments": arguments[i : i + size]}}
-            chunks.append(delta(tool_calls=[piece]))
-    finish = {"index": 0, "delta": {}, "finish_reason": choice.get("finish_reason", "stop")}
-    chunks.append({**head, "choices": [finish]})
-    if completion.get("usage"):
-        chunks.append({**head, "choices": [], "usage": completion["usage"]})
-    return chunks

@@ -1,7 +1,8 @@
 """Streamed replies: the answer reaches the tap as it grows; the decision is the whole reply's.
 
-The local chat server streams a scripted completion as a provider does (server-sent chunks, the
-text and tool-call arguments a few characters at a time) to a request that asks for a stream.
+The local chat server streams a scripted reply as its provider does (``bench.providers.streams``,
+after each provider's streaming reference: chat-completion chunks, Responses events, Messages
+events; text and arguments a few characters at a time) to a request that asks for a stream.
 """
 
 from __future__ import annotations
@@ -17,12 +18,21 @@ from agentledger.activities.models import (
     ReplyTap,
     decide_along_chain,
     openai_compatible_profile,
+    provider_profile,
 )
 from agentledger.activities.ports import ModelReply
 from agentledger.domain.model_profile import ModelRoute
 from bench.providers import packets
 from bench.providers.chat_server import ChatServer, Reply
 from bench.providers.recorded import calls, decision, error, tool_call
+from bench.providers.recorded_native import (
+    anthropic_message,
+    function_call,
+    openai_response,
+    reasoning,
+    thinking_block,
+    tool_use,
+)
 
 TEXT = 'Your refund of 42.00 EUR for order ord_4821 is on its way ("late delivery" policy).'
 ANSWER = {"type": "answer", "answer": TEXT, "supporting_source_ids": []}
@@ -126,3 +136,63 @@ def test_a_fallback_route_restarts_what_the_customer_was_told(chat_server: ChatS
     assert route == 1 and reply.output["answer"] == TEXT
     assert heard.restarts == 1 and heard.told[-1] == TEXT
     assert [r.body["model"] for r in chat_server.requests] == ["m", "m2"]
+
+
+# ----------------------------------------------- Responses and Messages, streamed as they stream
+
+
+def _native(
+    server: ChatServer, kind: str, reply: Reply, stream: bool, **settings: Any
+) -> tuple[ModelReply, Heard]:
+    server.script(reply)
+    url = server.url.removesuffix("/v1") if kind == "anthropic" else server.url
+    profile = provider_profile(kind, url, "m", api_key_env="K", stream=stream, **settings)  # type: ignore[arg-type]
+    heard, client = Heard(), ProviderClient(environ={"K": "sk-test-native"})
+    try:
+        return client.decide_streaming(packets.draft_answer(), profile, ReplyTap(heard)), heard
+    finally:
+        client.close()
+
+
+def test_a_responses_answer_streams_through_its_tool_and_decides_as_whole(
+    chat_server: ChatServer,
+) -> None:
+    body = openai_response(reasoning("Known."), function_call("answer", {"answer": TEXT}))
+    streamed, heard = _native(chat_server, "openai", Reply(body=body), True, api="responses")
+    whole, _ = _native(chat_server, "openai", Reply(body=body), False, api="responses")
+    assert chat_server.requests[0].body["stream"] is True
+    assert "stream" not in chat_server.requests[1].body
+    assert streamed.output == whole.output and streamed.output["answer"] == TEXT
+    assert streamed.usage == whole.usage and streamed.usage.cached_tokens == 1024
+    assert heard.told[-1] == TEXT and len(heard.told) > 5
+
+
+def test_an_anthropic_answer_streams_after_its_thinking_and_decides_as_whole(
+    chat_server: ChatServer,
+) -> None:
+    body = anthropic_message(
+        thinking_block("The refund needs an approver."),
+        tool_use("answer", {"answer": TEXT}),
+        stop_reason="tool_use",
+    )
+    streamed, heard = _native(chat_server, "anthropic", Reply(body=body), True)
+    whole, _ = _native(chat_server, "anthropic", Reply(body=body), False)
+    assert chat_server.requests[0].body["stream"] is True
+    assert streamed.output == whole.output and streamed.output["answer"] == TEXT
+    assert streamed.usage == whole.usage and streamed.usage.cached_tokens == 1830
+    assert heard.told[-1] == TEXT and len(heard.told) > 5
+    assert not any("approver" in told for told in heard.told)  # thinking is never told
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "responses"])
+def test_a_native_stream_cut_mid_way_is_retryable(chat_server: ChatServer, kind: str) -> None:
+    if kind == "anthropic":
+        body = anthropic_message(tool_use("answer", {"answer": TEXT}), stop_reason="tool_use")
+        settings: dict[str, Any] = {}
+    else:
+        body = openai_response(function_call("answer", {"answer": TEXT}))
+        settings = {"api": "responses"}
+    cut = Reply(body=body, cut_after=8)
+    with pytest.raises(ApplicationError) as failed:
+        _native(chat_server, "openai" if kind == "responses" else kind, cut, True, **settings)
+    assert failed.value.type == "ModelUnavailable" and not failed.value.non_retryable
