@@ -30,6 +30,7 @@ import statistics
 import time
 from typing import Any
 
+from bench.live_chain import fallback_runs, local_model_run
 from bench.live_runs import kill_runs, ttft_pairs
 
 
@@ -38,11 +39,15 @@ def main() -> None:
     parser.add_argument("--ttft-runs", type=int, default=10)
     parser.add_argument("--kills", type=int, default=3)
     parser.add_argument("--first-token-ms", type=int, default=300)
+    parser.add_argument("--fallback-runs", type=int, default=10)
+    parser.add_argument("--no-local-model", action="store_true", help="skip the llama.cpp run")
     args = parser.parse_args()
     started = time.perf_counter()
     first_token = args.first_token_ms / 1000
     direct, through, equal_ttft = asyncio.run(ttft_pairs(args.ttft_runs, first_token))
     kills = asyncio.run(kill_runs(args.kills))
+    chain = asyncio.run(fallback_runs(args.fallback_runs))
+    local = None if args.no_local_model else asyncio.run(local_model_run())
     ratio = statistics.median(through) / statistics.median(direct)
     figures: dict[str, Any] = {
         "ttft_direct_ms_p50": round(statistics.median(direct) * 1000, 1),
@@ -53,7 +58,14 @@ def main() -> None:
         "worker_kills": kills.kills,
         "resets_seen": kills.resets,
         "stream_lost_or_duplicated_chunks": kills.lost + kills.duplicated,
-        "answer_equals_winning_stream": equal_ttft and kills.equal,
+        "answer_equals_winning_stream": equal_ttft and kills.equal and (local is None or local[1]),
+        "fallback_runs": chain.runs,
+        "fallback_runs_completed": chain.completed,
+        "calls_down_the_chain": chain.calls_down_the_chain,
+        "cost_matches_ledger": chain.cost_matches_ledger,
+        "recorded_cost_eur": str(chain.recorded_cost),
+        "local_model_run_ended": local[0] if local else None,
+        "local_model_run_completed": local[0] == "run_completed" if local else None,
         "seconds": round(time.perf_counter() - started, 1),
     }
     print(f"time to first token, {args.ttft_runs} answers ({args.first_token_ms} ms to 1st byte):")
@@ -67,6 +79,14 @@ def main() -> None:
         f"told, {kills.lost} characters lost, {kills.duplicated} duplicated; every recorded "
         f"answer equals its winning stream: {figures['answer_equals_winning_stream']}"
     )
+    print(
+        f"{chain.runs} runs with the primary failing half its calls (429/500 by turns): "
+        f"{chain.completed} completed, {chain.calls_down_the_chain} calls answered down the "
+        f"chain; cost {chain.recorded_cost} EUR recorded, {chain.metrics_cost!r} in the metrics, "
+        f"matching tokens × price: {chain.cost_matches_ledger}"
+    )
+    if local is not None:
+        print(f"llama.cpp (SmolLM2-135M, streaming) decided a support run: it ended {local[0]}")
     print(json.dumps(figures))
 
 
