@@ -69,6 +69,10 @@ class Price(Frozen):
         return total / Decimal(1_000_000)
 
 
+DEFAULT_CALL_SECONDS = 30.0
+"""A provider's per-call time-out unless its settings say (``ProviderSettings``)."""
+
+
 class ModelRoute(Frozen):
     """One step down a fallback chain: a provider (configured on the worker) and its model."""
 
@@ -107,6 +111,16 @@ class ModelProfile(Frozen):
     def canonical(self) -> dict[str, Any]:
         """The JSON digests are over."""
         return self.model_dump(mode="json")
+
+    def step_seconds(self) -> float:
+        """How long one model step may run: a call down every route of the chain at this
+        profile's per-call time-out (``settings.timeout_seconds``; the providers' default where
+        unset), plus a minute for the packet and the stream's last writes. Sized per provider,
+        so a slow local model is not cut off at a fast API's limit; a dead worker is caught
+        by the step's heartbeat long before."""
+        call = self.settings.get("timeout_seconds", DEFAULT_CALL_SECONDS)
+        per_call = float(call) if isinstance(call, int | float) else DEFAULT_CALL_SECONDS
+        return per_call * (1 + len(self.fallbacks)) + 60.0
 
     def route(self, index: int) -> tuple[str, str, Price | None]:
         """(provider, model, price) of the chain's ``index``-th entry; 0 is the profile itself."""

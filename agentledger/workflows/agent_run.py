@@ -10,6 +10,7 @@ steps and the handlers.
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -178,7 +179,7 @@ class AgentRunWorkflow:
                     outbox=outbox,
                 ),
                 task_queue=run.queues.model,
-                start_to_close_timeout=MODEL_TIMEOUT,
+                start_to_close_timeout=timedelta(seconds=run.manifest.model.step_seconds()),
                 heartbeat_timeout=MODEL_HEARTBEAT,
                 retry_policy=MODEL_RETRY,
                 priority=run.fair_share,

@@ -94,3 +94,14 @@ def _run_row(run_id: str, status: str, at: datetime) -> dict[str, object]:
         "last_seq": 1,
         "manifest_hash": "m",
     }
+
+
+def test_an_answer_grown_past_the_limit_ends_its_stream_abandoned(ledger: Ledger) -> None:
+    publisher = AnswerPublisher(ledger, RUN, "draft_answer", 3, 1, every=0.0, limit=12)
+    publisher.answer_so_far("Your refund")
+    publisher.answer_so_far("Your refund of 42")  # past the limit: the step will reject it
+    publisher.answer_so_far("Your refund of 42.00 EUR")
+    publisher.finish(None)
+    read = ledger.read_stream(RUN)
+    assert read.stream is not None and read.stream.status == "abandoned"
+    assert read.text == "Your refund"  # nothing past the limit was shown

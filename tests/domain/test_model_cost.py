@@ -172,3 +172,18 @@ def test_an_unusable_reply_is_rejected_with_the_raw_reply_bounded() -> None:
     assert rejected.reason_code == "malformed_model_output"
     assert rejected.raw_reply.startswith('{"choices": [xxx') and len(rejected.raw_reply) < 8_100
     assert rejected.raw_reply.endswith("more characters not recorded]")
+
+
+def test_a_model_steps_time_out_is_sized_by_its_providers_time_out_and_chain() -> None:
+    from agentledger.domain.model_profile import ModelProfile, ModelRoute
+
+    scripted = ModelProfile(name="p", provider="playbook", model="v1")
+    slow = ModelProfile(
+        name="l",
+        provider="local",
+        model="m",
+        settings={"timeout_seconds": 300},
+        fallbacks=(ModelRoute(provider="api", model="x"),),
+    )
+    assert scripted.step_seconds() == 30 + 60  # the providers' default per call, and a minute
+    assert slow.step_seconds() == 2 * 300 + 60

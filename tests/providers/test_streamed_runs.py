@@ -56,3 +56,27 @@ async def test_a_streamed_answer_is_followed_as_written_and_equals_the_recorded_
         sum(len(t.text) for t in tokens[:i]) for i in range(len(tokens))
     ]
     assert stream.stream is not None and stream.stream.status == "done" and stream.text == ANSWER
+
+
+async def test_a_slow_first_token_is_a_heartbeat_not_a_failure(
+    temporal_server: DevServer, tmp_path: Path, chat_server: ChatServer
+) -> None:
+    """The provider says nothing for longer than the step's heartbeat time-out (10 s): the
+    step heartbeats while it waits, so the call is neither timed out nor asked twice."""
+    answering = decision({"type": "answer", "answer": ANSWER})
+    chat_server.script(
+        decision({"type": "proceed_to_answer"}), Reply(body=answering.body, delay=13)
+    )
+    providers = {"house": ProviderConfig(base_url=chat_server.url, models=("m",), stream=True)}
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    async with configured_harness(temporal_server, url, tmp_path, providers) as harness:
+        order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
+        order = order.model_copy(update={"model_override": ModelOverride(provider="house")})
+        handle = await client_ops.start_run(
+            harness.client, harness.settings.task_queue, order, issuer=harness.issuer
+        )
+        events = await harness.finish(handle.id)
+    assert events[-1].kind == "run_completed"
+    assert len(chat_server.requests) == 2  # no attempt was given up on and asked again
+    called = [e for e in events if e.kind == "model_called"]
+    assert [c.attempt for c in called] == [1, 1]  # type: ignore[attr-defined]

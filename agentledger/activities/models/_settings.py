@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agentledger.activities.models._errors import config_error
 from agentledger.activities.redaction import hold
 from agentledger.domain.manifest import ModelProfile
+from agentledger.domain.model_profile import DEFAULT_CALL_SECONDS
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
 Api = Literal["chat_completions", "responses", "anthropic_messages"]
@@ -28,7 +29,7 @@ class ProviderSettings(BaseModel):
     base_url: str = Field(pattern=r"^https?://")
     api_key_env: str | None = None
     api_key_header: str = "Authorization"
-    timeout_seconds: float = Field(default=30.0, gt=0)
+    timeout_seconds: float = Field(default=DEFAULT_CALL_SECONDS, gt=0)
     max_tokens: int = Field(default=1024, gt=0)
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     temperature: float | None = 0.0
