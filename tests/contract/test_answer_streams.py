@@ -47,7 +47,16 @@ def test_a_retried_attempt_supersedes_the_open_take(ledger: Ledger) -> None:
     read = ledger.read_stream(RUN, number, 8)  # the reader was at 8 in the first take
     assert read.stream is not None and read.stream.number == number + 1
     assert (read.offset, read.text, read.stream.attempt) == (0, TEXT, 2)
-    assert read.stream.status == "done"
+    assert [s.status for s in ledger.streams(RUN)] == ["superseded", "done"]
+
+
+def test_a_retry_supersedes_even_a_take_that_was_done(ledger: Ledger) -> None:
+    _publisher(ledger, attempt=1).finish(TEXT)  # done, then the worker died before returning
+    _publisher(ledger, attempt=2).finish(TEXT)
+    other_step = AnswerPublisher(ledger, RUN, "draft_answer", 5, 1, every=0.0)
+    other_step.finish("Anything else?")
+    statuses = [(s.step_no, s.attempt, s.status) for s in ledger.streams(RUN)]
+    assert statuses == [(3, 1, "superseded"), (3, 2, "done"), (5, 1, "done")]
 
 
 def test_a_final_answer_that_differs_from_the_stream_opens_a_new_take(ledger: Ledger) -> None:

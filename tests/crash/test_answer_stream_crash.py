@@ -76,6 +76,8 @@ async def test_a_worker_killed_mid_answer_restarts_the_stream_and_records_the_wi
     assert run is not None and run.status == "completed" and run.answer == SECOND
     assert newest.stream is not None and newest.stream.status == "done"
     assert (newest.stream.attempt, newest.text) == (2, SECOND)
+    taken = [(s.attempt, s.status) for s in crash_ledger.streams(handle.id)]
+    assert taken == [(1, "superseded"), (2, "done")]
     stale = crash_ledger.read_stream(handle.id, newest.stream.number - 1, 20)
     assert (stale.offset, stale.text) == (0, SECOND)  # a reader of the first take starts over
     assert len(chat_server.requests) == 3 and chat_server.remaining() == 0

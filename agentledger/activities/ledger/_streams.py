@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from agentledger.activities.ledger._base import LedgerBase
@@ -44,7 +44,8 @@ class StreamRead:
 
 class AnswerStreams(LedgerBase):
     def open_stream(self, run_id: str, step: str, step_no: int, attempt: int) -> int:
-        """A new stream for the run, superseding any still open; its number."""
+        """A new stream for the run; its number. It supersedes every stream still open, and
+        every earlier take of the same step however far it got (a retried attempt)."""
         for _ in range(3):  # two takes opening at once: the loser takes the next number
             try:
                 with self._writing() as conn:
@@ -53,10 +54,13 @@ class AnswerStreams(LedgerBase):
                             answer_streams.c.run_id == run_id
                         )
                     ).scalar_one()
+                    replaced = or_(
+                        answer_streams.c.status == "open",
+                        (answer_streams.c.step_no == step_no) & (answer_streams.c.status == "done"),
+                    )
                     conn.execute(
                         update(answer_streams)
-                        .where(answer_streams.c.run_id == run_id)
-                        .where(answer_streams.c.status == "open")
+                        .where(answer_streams.c.run_id == run_id, replaced)
                         .values(status="superseded")
                     )
                     number = (newest or 0) + 1
@@ -114,6 +118,16 @@ class AnswerStreams(LedgerBase):
                 .order_by(answer_chunks.c.offset)
             ).all()
         return StreamRead(stream, "".join(c.text for c in chunks), start)
+
+    def streams(self, run_id: str) -> list[AnswerStream]:
+        """Every stream of the run, oldest first."""
+        with self._reading() as conn:
+            rows = conn.execute(
+                select(answer_streams)
+                .where(answer_streams.c.run_id == run_id)
+                .order_by(answer_streams.c.number)
+            ).all()
+        return [AnswerStream(r.number, r.step, r.step_no, r.attempt, r.status) for r in rows]
 
     def prune_streams(self, ended_before: datetime) -> int:
         """Drop the streams of runs that ended before ``ended_before``; how many."""
