@@ -130,13 +130,13 @@ def observed(runtime: Runtime) -> TemporalRuntime | None:
 
 
 async def migrate(settings: Settings, args: argparse.Namespace) -> int:
-    """The ledger's migrations (under an advisory lock) and every pack's tables, then exit: a
-    release's one-off job, before its workers start (they would do it too, one at a time)."""
+    """The ledger's migrations and every pack's (each under its own advisory lock), then exit:
+    a release's one-off job, before its workers start (they would do it too, one at a time)."""
     from sqlalchemy.engine import make_url
 
     runtime = open_runtime(settings)
     where = make_url(runtime.settings.ledger_url).render_as_string(hide_password=True)
-    say(f"· ledger schema up to date at {where}; the packs' tables installed")
+    say(f"· ledger schema and every pack's tables at their newest revision at {where}")
     runtime.ledger.engine.dispose()
     return 0
 

@@ -91,6 +91,14 @@ system of record to run their writes against (made by ``install``, copied the fi
 writes: a schema of its own on PostgreSQL, a file beside the ledger on SQLite; reads see
 production as it is now); a pack without one forks dry only (every write refused).
 
+Schema. A pack that owns tables gives them an Alembic history: a ``migrations`` directory
+beside them (``env.py`` calling ``run_pack_migrations()``, ``script.py.mako``, ``versions/``),
+and ``@pack.install`` calls ``migrate_pack(engine, name, migrations, metadata)``. Every worker
+start and ``agentledger migrate`` bring the tables to the newest revision, each pack with a
+version table of its own (``<pack>_alembic_version``). Let the first revision create the tables
+only where they are missing, so a database made before is taken over as it is. The support and
+billing packs show both.
+
 Testing. ``agentledger.sdk.testing`` is what a pack's own tests need: ``memory_system(PACK)``
 (its system of record in memory), ``run_tool``/``reconcile_tool`` (a tool called as the runtime
 calls it), ``packet``/``packet_view`` (the packet a step reads) and ``decide`` (the pack's model
@@ -100,6 +108,8 @@ Errors. Anything that cannot run raises ``PackDefinitionError`` where it is decl
 ``build()``, and nothing of it is registered.
 """
 
+from agentledger.activities.pack_schemas import migrate_pack
+from agentledger.activities.pack_schemas import run_env as run_pack_migrations
 from agentledger.activities.ports import (
     ModelClient,
     ModelReply,
@@ -206,7 +216,9 @@ __all__ = [
     "ask_user",
     "call_tool",
     "copy_tables",
+    "migrate_pack",
     "proceed",
+    "run_pack_migrations",
     "step",
     "webhook",
 ]

@@ -1,22 +1,28 @@
 """The billing pack's system of record: subscriptions, their invoices, credits and changes.
 
-SQLAlchemy Core, created by ``install`` on SQLite or PostgreSQL. Every write is keyed on the
-runtime's idempotency key (a unique column), so a retried, replayed or reconciled call finds the
-row it wrote instead of acting twice; writes to one subscription serialise on its row
+SQLAlchemy Core, migrated by ``install`` on SQLite or PostgreSQL (``migrations``). Every write
+is keyed on the runtime's idempotency key (a unique column), so a retried, replayed or
+reconciled call finds the row it wrote instead of acting twice; writes to one subscription
+serialise on its row
 (``write_tools``).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from sqlalchemy import Column, DateTime, ForeignKey, MetaData, Numeric, String, Table
 from sqlalchemy.engine import Engine
+
+from agentledger.sdk import migrate_pack
 
 metadata = MetaData()
 
 AMOUNT = Numeric(12, 2)
 """Two decimal places: the pack bills in currencies with a minor unit of 2 (``money``)."""
+MIGRATIONS = Path(__file__).with_name("migrations")
+"""This schema's Alembic history: a change to the tables below is a new revision there."""
 
 subscriptions = Table(
     "billing_subscriptions",
@@ -77,8 +83,8 @@ changes = Table(
 
 
 def install(engine: Engine) -> None:
-    """Create the pack's tables if missing."""
-    metadata.create_all(engine)
+    """Bring the pack's tables to their newest revision (``activities.pack_schemas``)."""
+    migrate_pack(engine, "billing", MIGRATIONS, metadata)
 
 
 def utc(value: datetime) -> datetime:

@@ -8,6 +8,8 @@ create_refund can never pay twice; two runs refunding one order serialise on the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlalchemy import (
     Column,
     DateTime,
@@ -21,12 +23,16 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Engine
 
+from agentledger.sdk import migrate_pack
+
 metadata = MetaData()
 
 # Three decimal places so KWD/BHD (ISO 4217 exponent 3) are held exactly; an amount is checked
 # against its own currency before it is written (``money.exact_amount``), never rounded here.
-# A database created with the earlier Numeric(12, 2) needs the columns widened by hand.
+# A database created with the earlier Numeric(12, 2) is widened by migration support_0002.
 AMOUNT = Numeric(13, 3)
+MIGRATIONS = Path(__file__).with_name("migrations")
+"""This schema's Alembic history: a change to the tables below is a new revision there."""
 
 customers = Table(
     "support_customers",
@@ -91,5 +97,6 @@ messages = Table(
 
 
 def install(engine: Engine) -> None:
-    """Create the pack's tables if missing (the sample system of record owns its schema)."""
-    metadata.create_all(engine)
+    """Bring the pack's tables to their newest revision (the sample system of record owns its
+    schema; ``activities.pack_schemas``)."""
+    migrate_pack(engine, "support", MIGRATIONS, metadata)

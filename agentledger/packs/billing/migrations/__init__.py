@@ -1,0 +1,1 @@
+"""Alembic history of the billing pack's system of record (``activities.pack_schemas``)."""

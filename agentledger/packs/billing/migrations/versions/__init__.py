@@ -1,0 +1,1 @@
+"""Billing record revisions. Each one is a frozen snapshot: never import the live tables here."""
