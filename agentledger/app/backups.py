@@ -19,6 +19,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,9 @@ class BackedUp:
     events: int
 
 
+_COUNTS = "SELECT count(DISTINCT run_id), count(*) FROM run_events"
+
+
 @dataclass(frozen=True)
 class Restored:
     run_ids: tuple[str, ...]
@@ -49,13 +53,26 @@ def backup(ledger_url: str, path: Path) -> BackedUp:
     if path.exists():
         raise Refused(f"{path} exists: a backup never overwrites a file", "backup_exists")
     url = make_url(ledger_url)
-    runs, events = _counts(ledger_url)
     if url.get_backend_name() == "sqlite":
-        with _sqlite(url) as source, sqlite3.connect(path) as target:
+        with closing(_sqlite(url)) as source, closing(sqlite3.connect(path)) as target:
             source.backup(target)
-    else:
-        _pg("pg_dump", url, "--format=custom", "--no-owner", f"--file={path}")
-    return BackedUp(path, runs, events)
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as copy:
+            runs, events = copy.execute(_COUNTS).fetchone()  # what the copy holds
+        return BackedUp(path, int(runs), int(events))
+    return _pg_dump(ledger_url, url, path)
+
+
+def _pg_dump(ledger_url: str, url: URL, path: Path) -> BackedUp:
+    """``pg_dump`` of one exported snapshot, counted in that same snapshot: the figures say
+    exactly what the archive holds, however many appends land meanwhile."""
+    with Ledger.open(ledger_url, migrate=False) as ledger:
+        repeatable = ledger.engine.execution_options(isolation_level="REPEATABLE READ")
+        with repeatable.connect() as conn, conn.begin():
+            snapshot = conn.execute(text("SELECT pg_export_snapshot()")).scalar_one()
+            runs, events = conn.execute(text(_COUNTS)).one()
+            _pg("pg_dump", url, "--format=custom", "--no-owner", f"--snapshot={snapshot}",
+                f"--file={path}")  # fmt: skip
+    return BackedUp(path, int(runs), int(events))
 
 
 def restore(ledger_url: str, path: Path) -> Restored:
@@ -67,7 +84,7 @@ def restore(ledger_url: str, path: Path) -> Restored:
     _refuse_a_ledger_there(ledger_url)
     if url.get_backend_name() == "sqlite":
         _check_sqlite_backup(path)
-        with sqlite3.connect(path) as source, _sqlite(url) as target:
+        with closing(sqlite3.connect(path)) as source, closing(_sqlite(url)) as target:
             source.backup(target)
     else:
         listed = _pg("pg_restore", None, "--list", str(path), check=False)
@@ -80,13 +97,6 @@ def restore(ledger_url: str, path: Path) -> Restored:
             query = text("SELECT DISTINCT run_id FROM run_events ORDER BY run_id")
             run_ids = tuple(conn.execute(query).scalars())
     return Restored(run_ids, replayed)
-
-
-def _counts(ledger_url: str) -> tuple[int, int]:
-    with Ledger.open(ledger_url, migrate=False) as ledger, ledger.engine.connect() as conn:
-        query = "SELECT count(DISTINCT run_id), count(*) FROM run_events"
-        runs, events = conn.execute(text(query)).one()
-    return int(runs), int(events)
 
 
 def _refuse_a_ledger_there(ledger_url: str) -> None:
@@ -109,7 +119,7 @@ def _refuse_a_ledger_there(ledger_url: str) -> None:
 
 def _check_sqlite_backup(path: Path) -> None:
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
             (verdict,) = db.execute("PRAGMA integrity_check").fetchone()
             db.execute("SELECT count(*) FROM run_events").fetchone()
     except sqlite3.DatabaseError as exc:
