@@ -84,9 +84,15 @@ class HousekeepingInput(_Message):
     """The firing's time (the workflow's clock): what is due by then is done."""
 
 
+class PrunedLeftovers(_Message):
+    answer_streams: int
+    sandboxes: int
+
+
 class HousekeepingDone(_Message):
     expired_memories: tuple[str, ...]
-    pruned_answer_streams: int = 0
+    pruned: PrunedLeftovers | None = None
+    """``None`` from firings before ended runs were pruned (patch prune-ended-runs)."""
 
 
 class EligibleApproversInput(_Message):

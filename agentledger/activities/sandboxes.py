@@ -8,11 +8,15 @@ of a fleet sees the same copy; the copy is made once, under a transaction-scoped
 and marked done in the same transaction. On SQLite (the embedded default, one machine) it is a
 database file beside the ledger's. The pack makes the schema (its ``install``) and copies what
 its writes read and change (its ``sandbox`` hook).
+
+A fork's sandbox outlives the fork for a while, for a person to look at what it wrote; the
+housekeeping schedule drops those of forks that ended longer ago than kept (``drop_ended``).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import Column, MetaData, String, Table, insert, select, text
@@ -81,3 +85,58 @@ def _copy_once(conn: Connection, run_id: str, pack: Pack, production: Engine) ->
     assert pack.sandbox is not None
     pack.sandbox(production, conn)
     conn.execute(insert(copied).values(run_id=run_id))
+
+
+def drop_ended(production: Engine, ended: Callable[[str], bool]) -> int:
+    """Drop every sandbox whose fork has ``ended`` (by its marker's run id); how many. A
+    sandbox without a marker is still being copied (or its copy failed) and is left alone."""
+    dropped = 0
+    if production.dialect.name == "postgresql":
+        for schema, run_id in _schemas(production):
+            if run_id is not None and ended(run_id):
+                with production.begin() as conn:
+                    conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+                dropped += 1
+        return dropped
+    for path, run_id in _files(production):
+        if run_id is not None and ended(run_id):
+            for part in (path, *path.parent.glob(f"{path.name}-*")):  # with its -wal, -shm
+                part.unlink(missing_ok=True)
+            dropped += 1
+    return dropped
+
+
+def _schemas(production: Engine) -> list[tuple[str, str | None]]:
+    """Each sandbox schema and its fork's run id (read and let go before any is dropped)."""
+    found: list[tuple[str, str | None]] = []
+    with production.connect() as conn:
+        like = text("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'sbx\\_%'")
+        for name in list(conn.execute(like).scalars()):
+            marker = f'"{name}".{copied.name}'
+            if conn.execute(text("SELECT to_regclass(:t)"), {"t": marker}).scalar_one() is None:
+                found.append((name, None))
+                continue
+            run_id = conn.execute(text(f"SELECT run_id FROM {marker}")).scalar_one_or_none()
+            found.append((name, run_id))
+    return found
+
+
+def _files(production: Engine) -> list[tuple[Path, str | None]]:
+    """Each sandbox file beside the SQLite ledger and its fork's run id."""
+    database = production.url.database
+    folder = Path(database).with_suffix(".sandboxes") if database else None
+    if folder is None or not folder.is_dir():
+        return []
+    found: list[tuple[Path, str | None]] = []
+    for path in sorted(folder.glob("sbx_*.sqlite")):
+        engine = build_engine(f"sqlite:///{path}")
+        try:
+            with engine.connect() as conn:
+                marked = engine.dialect.has_table(conn, copied.name)
+                run_id = (
+                    conn.execute(select(copied.c.run_id)).scalar_one_or_none() if marked else None
+                )
+        finally:
+            engine.dispose()
+        found.append((path, run_id))
+    return found

@@ -29,6 +29,7 @@ from agentledger.activities.messages import (
     PrepareRunInput,
     ProposedMemory,
     ProposeMemoryInput,
+    PrunedLeftovers,
     ReconcileToolInput,
     ResumeInput,
     ToolStepInput,
@@ -110,11 +111,12 @@ class HousekeepingSteps(ABC):
         """Expire every published memory past its ``expires_at`` (recorded as ``expired``)."""
 
 
-class AnswerStreamSteps(ABC):
-    @activity.defn(name="prune_answer_streams")
+class LeftoverSteps(ABC):
+    @activity.defn(name="prune_ended_runs")
     @abstractmethod
-    def prune_answer_streams(self, params: HousekeepingInput) -> int:
-        """Drop the answer streams of runs that ended longer ago than the worker keeps them."""
+    def prune_ended_runs(self, params: HousekeepingInput) -> PrunedLeftovers:
+        """Drop what runs ended longer ago than the worker keeps left beside their logs:
+        answer streams, fork sandboxes."""
 
 
 class NoticeSteps(ABC):

@@ -71,9 +71,10 @@ class Settings:
     """Runs a worker keeps in memory between their tasks (Temporal's sticky cache, whose default
     this is). An evicted run is replayed from history at its next task: a smaller cache saves
     memory on parked runs but replays busy ones. ``python -m bench.parked`` measures both."""
-    answer_streams_kept_hours: int = 24
-    """How long after a run ends its answer streams stay readable (``AGENTLEDGER_ANSWER_STREAMS_
-    KEPT_HOURS``); housekeeping drops them after that. The recorded answer stays in the ledger."""
+    ended_runs_kept_hours: int = 24
+    """How long after a run ends what it left beside its log is kept: its answer streams and a
+    fork's sandbox (``AGENTLEDGER_ENDED_RUNS_KEPT_HOURS``); housekeeping drops them after that
+    (``activities.leftovers``). The log, with the recorded answer, is kept."""
 
     metrics_port: int | None = None
     """Serve ``/metrics`` on this port (worker and dev; ``None``: no metrics at all)."""
@@ -108,8 +109,8 @@ class Settings:
     the worker (``AGENTLEDGER_MODEL_PROVIDERS``), never by whoever starts a run."""
 
     @property
-    def answer_streams_kept(self) -> timedelta:
-        return timedelta(hours=self.answer_streams_kept_hours)
+    def ended_runs_kept(self) -> timedelta:
+        return timedelta(hours=self.ended_runs_kept_hours)
 
     @property
     def ledger_url(self) -> str:
@@ -259,7 +260,7 @@ def from_environment() -> Settings:
         extra_packs=tuple(p for p in env("AGENTLEDGER_PACKS", "").split(",") if p.strip()),
         temporal_security=temporal_security(os.environ),
         max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", 1000),
-        answer_streams_kept_hours=_int("AGENTLEDGER_ANSWER_STREAMS_KEPT_HOURS", 24),
+        ended_runs_kept_hours=_int("AGENTLEDGER_ENDED_RUNS_KEPT_HOURS", 24),
         metrics_port=_optional_int("AGENTLEDGER_METRICS_PORT"),
         metrics_host=env("AGENTLEDGER_METRICS_HOST") or "0.0.0.0",
         trusted_keys_file=_optional_path("AGENTLEDGER_TRUSTED_KEYS"),

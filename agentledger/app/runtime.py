@@ -16,6 +16,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from agentledger.activities.directory import DirectoryActivities
 from agentledger.activities.ledger import Ledger, LedgerUnavailable
+from agentledger.activities.leftovers import LeftoverActivities
 from agentledger.activities.memory import MemoryActivities, MemoryStore, remember_preference
 from agentledger.activities.memory import install as install_memory
 from agentledger.activities.messages import ActivityQueues
@@ -24,7 +25,6 @@ from agentledger.activities.notices import NoticeConfig, Notices, load_notices
 from agentledger.activities.ports import ModelClient, Pack
 from agentledger.activities.retrieval import SemanticUnavailable, configure_retrieval
 from agentledger.activities.retrieval import install as install_retrieval
-from agentledger.activities.run.answers import AnswerStreamActivities
 from agentledger.activities.run_activities import RunActivities
 from agentledger.app.config import KINDS, QueueLimits, Settings
 from agentledger.app.errors import ConfigError, DatabaseUnavailable
@@ -230,9 +230,7 @@ class Runtime:
                 run.fork_point,
                 run.append_events,
                 *MemoryActivities(self.ledger, memory).all(),
-                AnswerStreamActivities(
-                    self.ledger, self.settings.answer_streams_kept
-                ).prune_answer_streams,
+                LeftoverActivities(self.ledger, self.settings.ended_runs_kept).prune_ended_runs,
                 *DirectoryActivities(
                     self.ledger, self.settings.revoked_keys, self.settings.issuer_tenants
                 ).all(),

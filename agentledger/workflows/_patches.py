@@ -42,7 +42,7 @@ BOUNDS_WITH_DEFAULTS = "bounds-with-defaults"
 UNGUESSABLE_CHILD_IDS = "unguessable-child-ids"
 SIGNED_REQUESTER = "signed-requester"
 PLANNED_GRANTS = "planned-grants"
-PRUNE_ANSWER_STREAMS = "prune-answer-streams"
+PRUNE_ENDED_RUNS = "prune-ended-runs"
 
 _OLD_RUNS = "no run recorded before it is open or in retention"
 
@@ -152,8 +152,9 @@ PATCHES: tuple[Patch, ...] = (
         _OLD_RUNS,
     ),
     Patch(
-        PRUNE_ANSWER_STREAMS,
-        "housekeeping also drops the answer streams of runs ended longer ago than kept",
+        PRUNE_ENDED_RUNS,
+        "housekeeping also drops what runs ended longer ago than kept left beside their logs "
+        "(answer streams, fork sandboxes)",
         ("housekeeping_v1.json",),
         "no Housekeeping firing recorded before it is open or in retention (firings last "
         "seconds, so one retention period after the change)",

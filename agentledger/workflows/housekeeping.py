@@ -2,9 +2,10 @@
 
 Each firing, as of its own time, expires the memories whose ``expires_at`` has passed
 (``MemoryStore.expire_due``, each recorded as an ``expired`` memory event, so retrieval no
-longer offers them), then drops the answer streams of runs that ended longer ago than the
-worker keeps them (``AGENTLEDGER_ANSWER_STREAMS_KEPT_HOURS``). Short activities, each retried by
-Temporal until it lands; a firing that finds nothing due does nothing. Run content retention is
+longer offers them), then drops what runs that ended longer ago than the worker keeps them
+(``AGENTLEDGER_ENDED_RUNS_KEPT_HOURS``) left beside their logs: answer streams, fork sandboxes
+(``activities.leftovers``). Short activities, each retried by Temporal until it lands; a firing
+that finds nothing due does nothing. Run content retention is
 not done here yet: it needs the ledger's per-subject keys, so that an expired run's content can
 be shredded with its audit intact.
 """
@@ -17,7 +18,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from agentledger.activities.messages import HousekeepingDone, HousekeepingInput
-    from agentledger.activities.surface import AnswerStreamSteps, HousekeepingSteps
+    from agentledger.activities.surface import HousekeepingSteps, LeftoverSteps
 
 from agentledger.workflows import _patches as patches
 
@@ -33,9 +34,9 @@ class HousekeepingWorkflow:
         done = await workflow.execute_activity_method(
             HousekeepingSteps.expire_memories, now, start_to_close_timeout=_SHORT
         )
-        if not workflow.patched(patches.PRUNE_ANSWER_STREAMS):
+        if not workflow.patched(patches.PRUNE_ENDED_RUNS):
             return done
         pruned = await workflow.execute_activity_method(
-            AnswerStreamSteps.prune_answer_streams, now, start_to_close_timeout=_SHORT
+            LeftoverSteps.prune_ended_runs, now, start_to_close_timeout=_SHORT
         )
-        return done.model_copy(update={"pruned_answer_streams": pruned})
+        return done.model_copy(update={"pruned": pruned})

@@ -453,7 +453,7 @@ async def main() -> None:
     # notified_v1: approvals announced on the worker's channels (manifest notify_channels):
     # one webhook takes the message (approval_notified), one refuses it (webhook_refused).
     await _record_notified("refund_notified_v1")
-    # housekeeping_v1: a firing that also prunes answer streams (prune-answer-streams).
+    # housekeeping_v1: a firing that also drops what ended runs left (prune-ended-runs).
     await _record_housekeeping("housekeeping_v1")
 
 

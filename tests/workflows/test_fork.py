@@ -5,13 +5,16 @@ forged fork inputs are refused with a typed error, and where a fork run exists, 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from agentledger.activities.sandboxes import Sandboxes
+from agentledger.activities.leftovers import LeftoverActivities
+from agentledger.activities.messages import HousekeepingInput
+from agentledger.activities.sandboxes import Sandboxes, _files, _schemas
 from agentledger.app import forks
 from agentledger.app.errors import Refused
 from agentledger.app.registry import get_pack
@@ -114,6 +117,28 @@ async def test_a_fork_that_is_not_dry_refunds_in_its_sandbox_never_in_production
     await harness.finish(run_id)
     (original,) = refunds_of(harness, "ord_4821")
     assert original.refund_id != refund.refund_id
+    _housekeeping_drops_the_ended_forks_sandbox(harness, fork_id)
+
+
+def _housekeeping_drops_the_ended_forks_sandbox(harness: Harness, fork_id: str) -> None:
+    """Kept a day, then dropped with the fork's answer streams; a live fork's stays."""
+    ledger, pack = harness.runtime.ledger, get_pack("support")
+    live = "run_still_forking"
+    Sandboxes(ledger.engine).engine(live, pack)  # a fork whose run has not ended (no run row)
+    leftovers = LeftoverActivities(ledger, timedelta(hours=24))
+    now = datetime.now(UTC)
+    kept = leftovers.prune_ended_runs(HousekeepingInput(now=now))
+    assert (kept.sandboxes, len(_sandboxes(ledger.engine))) == (0, 2)
+    assert ledger.streams(fork_id)  # its answer, still to be reread
+    pruned = leftovers.prune_ended_runs(HousekeepingInput(now=now + timedelta(hours=25)))
+    assert pruned.sandboxes == 1 and pruned.answer_streams >= 1
+    assert [run for _, run in _sandboxes(ledger.engine)] == [live]
+    assert ledger.streams(fork_id) == []
+    assert refunds_of(harness, "ord_4821") != []  # production's records untouched
+
+
+def _sandboxes(engine: Engine) -> list[tuple[object, str | None]]:
+    return list(_schemas(engine) if engine.dialect.name == "postgresql" else _files(engine))
 
 
 @ON_SQLITE

@@ -16,13 +16,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 
 from temporalio import activity
 
 from agentledger.activities.ledger import AnswerStreams
-from agentledger.activities.messages import HousekeepingInput
-from agentledger.activities.surface import AnswerStreamSteps
 from agentledger.domain.limits import MAX_ANSWER_CHARS
 
 ALIVE_EVERY = 3.0
@@ -119,15 +116,3 @@ def heartbeating(every: float = ALIVE_EVERY) -> Iterator[None]:
     finally:
         stop.set()
         ticker.join()
-
-
-class AnswerStreamActivities(AnswerStreamSteps):
-    """Housekeeping of the answer streams (``workflows.housekeeping``, on its schedule)."""
-
-    def __init__(self, streams: AnswerStreams, kept: timedelta) -> None:
-        self._streams = streams
-        self._kept = kept
-
-    @activity.defn(name="prune_answer_streams")
-    def prune_answer_streams(self, params: HousekeepingInput) -> int:
-        return self._streams.prune_streams(params.now - self._kept)
