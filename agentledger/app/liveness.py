@@ -15,7 +15,7 @@ from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from temporalio.api.enums.v1 import PendingWorkflowTaskState, TaskQueueType
+from temporalio.api.enums.v1 import EventType, PendingWorkflowTaskState, TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowExecutionStatus
@@ -142,12 +142,23 @@ STUCK_CHECK_SECONDS = 2.0
 
 
 async def stuck_activity(client: Client, run_id: str) -> str | None:
-    """What a running run has failed to get past for several attempts (``None``: nothing)."""
-    description = await client.get_workflow_handle(run_id).describe()
-    for pending in description.raw_description.pending_activities:
+    """What a running run has failed to get past for several attempts (``None``: nothing): an
+    activity, or its own workflow task (a worker that cannot read the run's payloads, say)."""
+    handle = client.get_workflow_handle(run_id)
+    raw = (await handle.describe()).raw_description
+    for pending in raw.pending_activities:
         if pending.attempt >= STUCK_AFTER_ATTEMPTS and pending.HasField("last_failure"):
             return (
                 f"{pending.activity_type.name} has failed {pending.attempt - 1} times: "
                 f"{pending.last_failure.message}"
             )
+    task = raw.pending_workflow_task
+    if raw.HasField("pending_workflow_task") and task.attempt >= STUCK_AFTER_ATTEMPTS:
+        failed = EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+        last = None
+        async for event in handle.fetch_history_events():
+            if event.event_type == failed:
+                last = event.workflow_task_failed_event_attributes.failure.message
+        if last is not None:
+            return f"its workflow task has failed {task.attempt - 1} times: {last}"
     return None

@@ -126,7 +126,11 @@ class EncryptionCodec(PayloadCodec):
                 self._cipher(kid.decode(errors="replace")).decrypt(nonce, sealed, kid)
             )
         except InvalidTag:
-            raise PayloadKeyMissing(f"payload under key {kid!r} fails authentication") from None
+            name = kid.decode(errors="replace")
+            raise PayloadKeyMissing(
+                f"payload under key {name!r} fails authentication: this ring's key of that id "
+                "is not the one it was sealed with"
+            ) from None
 
     def _cipher(self, kid: str) -> AESGCM:
         if kid not in self._ciphers and self._reload is not None:

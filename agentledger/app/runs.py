@@ -124,11 +124,13 @@ async def wait_for(
 
 
 async def _watched_state(client: Client, run_id: str, queue: str) -> WorkingState | None:
-    """The run's state, or ``None`` when the query timed out (a busy worker)."""
+    """The run's state, or ``None`` when the query timed out or was cancelled (a busy worker,
+    or a run whose workflow task keeps failing: ``wait_for``'s stuck check names why)."""
     try:
         return await liveness.watched(live_state(client, run_id), client, queue)
     except RPCError as exc:
-        if exc.status == RPCStatusCode.DEADLINE_EXCEEDED or "imeout" in exc.message:
+        unanswered = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
+        if exc.status in unanswered or "imeout" in exc.message:
             return None
         raise liveness.rpc_failure(exc, f"waiting for run {run_id}") from None
 

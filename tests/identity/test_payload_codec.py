@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from temporalio.api.common.v1 import Payload
 
-from agentledger.app.errors import ConfigError
+from agentledger.app import runs as run_ops
+from agentledger.app.config import Settings
+from agentledger.app.errors import ConfigError, RunStuck
 from agentledger.app.history import recorded_state
 from agentledger.app.payloads import (
     ENCODING,
@@ -26,6 +28,8 @@ from agentledger.app.payloads import (
     PayloadKeyMissing,
     rotate,
 )
+from agentledger.app.registry import get_pack
+from agentledger.app.temporal import connect
 from agentledger.domain.fold import project
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST
@@ -102,6 +106,27 @@ async def test_the_server_holds_ciphertext_and_the_run_still_verifies(harness: H
     # With them: the state Temporal recorded is the ledger's (agentledger verify's check).
     recorded = await recorded_state(harness.client, run_id)
     assert recorded == project(harness.runtime.ledger.read(run_id))
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # Temporal's side only
+async def test_a_run_its_worker_cannot_open_is_named_stuck_not_waited_out(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """A starter sealing with a ring the worker lacks: the run's workflow task fails on every
+    attempt (no crash loop: Temporal retries it), and ``wait_for`` says so by name."""
+    elsewhere = Settings(data_dir=tmp_path / "elsewhere", temporal_address=harness.settings.address)
+    stranger = await connect(elsewhere)  # its own data directory's ring, not the worker's
+    order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
+    handle = await run_ops.start_run(
+        stranger, harness.settings.task_queue, order, issuer=harness.issuer
+    )
+    try:
+        with pytest.raises(
+            RunStuck, match=r"workflow task has failed \d+ times: .*'local-1' fails auth"
+        ):
+            await run_ops.wait_for(stranger, handle.id, pending_approval=True, timeout=90)
+    finally:
+        await handle.terminate("test over")
 
 
 async def test_a_rotation_reaches_a_running_codec_without_a_restart(tmp_path: Path) -> None:
