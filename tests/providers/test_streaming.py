@@ -14,6 +14,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from agentledger.activities.models import (
+    MALFORMED,
     ProviderClient,
     ReplyTap,
     decide_along_chain,
@@ -24,7 +25,7 @@ from agentledger.activities.ports import ModelReply
 from agentledger.domain.model_profile import ModelRoute
 from bench.providers import packets
 from bench.providers.chat_server import ChatServer, Reply
-from bench.providers.recorded import calls, decision, error, tool_call
+from bench.providers.recorded import calls, decision, error, openai_completion, tool_call
 from bench.providers.recorded_native import (
     anthropic_message,
     function_call,
@@ -104,6 +105,20 @@ def test_an_answer_not_streamed_by_configuration_is_sent_whole(chat_server: Chat
         client.close()
     assert "stream" not in chat_server.requests[-1].body
     assert heard.told == []
+
+
+@pytest.mark.parametrize("reason", ["length", "content_filter"])
+def test_a_streamed_reply_stopped_short_is_judged_as_when_sent_whole(
+    chat_server: ChatServer, reason: str
+) -> None:
+    """The SDK's stream helper raises on these finish reasons; the reply is the model's all the
+    same, for the step to reject and record (never a provider failure to retry)."""
+    cut = openai_completion(content='{"type": "answer", "answer": "Your ref', finish_reason=reason)
+    streamed, heard = _streamed(chat_server, Reply(body=cut))
+    whole = _whole(chat_server, Reply(body=cut))
+    assert streamed.output["type"] == whole.output["type"] == MALFORMED
+    assert streamed.output["problem"] == whole.output["problem"]  # "raw" is each one's own
+    assert heard.told and heard.told[-1] == "Your ref"  # the step's rejection ends the stream
 
 
 def test_a_stream_cut_mid_way_is_a_retryable_failure_after_what_was_told(

@@ -86,7 +86,12 @@ def stream(
                     function = call.function
                     if function is not None:
                         tap.call(call.index, function.name, function.arguments or "")
-    completion = state.get_final_completion()
+    try:
+        completion: ChatCompletion = state.get_final_completion()
+    except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as stopped:
+        if stopped.completion is None:
+            raise
+        completion = stopped.completion  # truncated or filtered: judged as when sent whole
     if not completion.choices or completion.choices[0].finish_reason is None:
         raise StreamCut("no chunk carried a finish reason")
     return completion.model_dump_json(exclude_unset=True), completion
