@@ -51,8 +51,8 @@ class LlamaPeer:
         options = {
             "max_tokens": 192,
             "max_string_length": 160,
-            # Under the workflow's 60 s activity timeout, so a slow step fails as a typed,
-            # retryable ModelTimeout rather than an activity timeout.
+            # Per call; the model step's own time-out is sized from it (step_seconds), so a
+            # slow step fails as a typed, retryable ModelTimeout, not an activity time-out.
             "timeout_seconds": 55.0,
             **settings,
         }
