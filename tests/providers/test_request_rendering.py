@@ -59,6 +59,25 @@ def test_the_output_schema_is_sent_as_structured_output_with_the_tag_required(
     )
 
 
+def test_a_proposal_may_name_only_an_offered_tool_with_its_own_arguments(
+    chat_server: ChatServer,
+) -> None:
+    """Constrained decoding (llama.cpp's grammar, a strict schema) then cannot produce a tool
+    the step does not offer, or arguments its schema refuses; the gate still judges each call."""
+    packet = packets.choose_next_action()
+    body = _send(chat_server, "choose_next_action")
+    schema = body["response_format"]["json_schema"]["schema"]  # type: ignore[index]
+    offered = schema["$defs"]["ToolCallProposal"]["anyOf"]
+    assert [o["properties"]["tool"]["const"] for o in offered] == [
+        *(t.name for t in packet.tools),
+        *(a.name for a in packet.proposable_actions),
+    ]
+    get_order = next(o for o in offered if o["properties"]["tool"]["const"] == "get_order")
+    expected = next(t.input_schema for t in packet.tools if t.name == "get_order")
+    assert get_order["properties"]["arguments"] == expected
+    assert get_order["required"] == ["tool", "arguments"]
+
+
 def test_string_lengths_are_capped_only_when_the_profile_asks(chat_server: ChatServer) -> None:
     plain = _send(chat_server, "draft_answer")
     capped = _send(chat_server, "draft_answer", max_string_length=80)

@@ -29,7 +29,7 @@ async def test_a_streamed_answer_is_followed_as_written_and_equals_the_recorded_
     answering = decision({"type": "answer", "answer": ANSWER})
     chat_server.script(
         decision({"type": "proceed_to_answer"}),
-        Reply(body=answering.body, chunk_delay=0.05),
+        Reply(body=answering.body, chunk_delay=0.15),
     )
     providers = {"house": ProviderConfig(base_url=chat_server.url, models=("m",), stream=True)}
     url = f"sqlite:///{tmp_path / 'l.db'}"

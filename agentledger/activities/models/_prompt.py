@@ -12,6 +12,7 @@ actions stay text. Under ``decisions="tools"`` the step's other decisions (``pro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pydantic import JsonValue, ValidationError
@@ -118,8 +119,27 @@ def schema_variants(schema: dict[str, JsonValue]) -> dict[str, dict[str, JsonVal
 
 
 def output_schema(packet: ContextPacket, settings: ProviderSettings) -> JsonValue:
-    """The step's schema as sent, when the decision is a JSON object."""
-    return request_schema(packet.output_schema.json_schema, settings.max_string_length)
+    """The step's schema as sent, when the decision is a JSON object. A proposal is one of the
+    tools the packet offers (callable or proposable) with that tool's own argument schema, so a
+    model under constrained decoding can neither invent a tool nor malform its arguments. The
+    gate still judges every call as before."""
+    sent = request_schema(packet.output_schema.json_schema, settings.max_string_length)
+    defs = sent.get("$defs") if isinstance(sent, dict) else None
+    offered = [*packet.tools, *packet.proposable_actions]
+    if isinstance(defs, dict) and "ToolCallProposal" in defs and offered:
+        defs["ToolCallProposal"] = {
+            "anyOf": [_proposal_of(t.name, t.input_schema) for t in offered]
+        }
+    return sent
+
+
+def _proposal_of(tool: str, arguments: Mapping[str, JsonValue]) -> JsonValue:
+    return {
+        "type": "object",
+        "properties": {"tool": {"const": tool}, "arguments": dict(arguments)},
+        "required": ["tool", "arguments"],
+        "additionalProperties": False,
+    }
 
 
 def request_schema(node: JsonValue, max_string_length: int | None) -> JsonValue:
