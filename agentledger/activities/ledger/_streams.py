@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import Connection, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from agentledger.activities.ledger._base import LedgerBase
@@ -43,42 +43,62 @@ class StreamRead:
 
 
 class AnswerStreams(LedgerBase):
-    def open_stream(self, run_id: str, step: str, step_no: int, attempt: int) -> int:
+    def open_stream(
+        self, run_id: str, step: str, step_no: int, attempt: int, *, whole: str | None = None
+    ) -> int:
         """A new stream for the run; its number. It supersedes every stream still open, and
-        every earlier take of the same step however far it got (a retried attempt)."""
+        every earlier take of the same step however far it got (a retried attempt). With
+        ``whole``, the stream is that text and ``done`` at once: one transaction, where a
+        model that does not stream would otherwise pay three commits per answer."""
         for _ in range(3):  # two takes opening at once: the loser takes the next number
             try:
                 with self._writing() as conn:
-                    newest = conn.execute(
-                        select(func.max(answer_streams.c.number)).where(
-                            answer_streams.c.run_id == run_id
+                    number = self._open_in(conn, run_id, step, step_no, attempt, whole)
+                    if whole is not None:
+                        conn.execute(
+                            insert(answer_chunks).values(
+                                run_id=run_id, number=number, offset=0, text=whole
+                            )
                         )
-                    ).scalar_one()
-                    replaced = or_(
-                        answer_streams.c.status == "open",
-                        (answer_streams.c.step_no == step_no) & (answer_streams.c.status == "done"),
-                    )
-                    conn.execute(
-                        update(answer_streams)
-                        .where(answer_streams.c.run_id == run_id, replaced)
-                        .values(status="superseded")
-                    )
-                    number = (newest or 0) + 1
-                    conn.execute(
-                        insert(answer_streams).values(
-                            run_id=run_id,
-                            number=number,
-                            step=step,
-                            step_no=step_no,
-                            attempt=attempt,
-                            status="open",
-                            opened_at=datetime.now(UTC),
-                        )
-                    )
                     return number
             except IntegrityError:
                 continue
         raise RuntimeError(f"could not open an answer stream for {run_id}")
+
+    def _open_in(
+        self,
+        conn: Connection,
+        run_id: str,
+        step: str,
+        step_no: int,
+        attempt: int,
+        whole: str | None,
+    ) -> int:
+        streams = answer_streams.c
+        newest = conn.execute(
+            select(func.max(streams.number)).where(streams.run_id == run_id)
+        ).scalar_one()
+        replaced = or_(
+            streams.status == "open", (streams.step_no == step_no) & (streams.status == "done")
+        )
+        conn.execute(
+            update(answer_streams)
+            .where(streams.run_id == run_id, replaced)
+            .values(status="superseded")
+        )
+        number = (newest or 0) + 1
+        conn.execute(
+            insert(answer_streams).values(
+                run_id=run_id,
+                number=number,
+                step=step,
+                step_no=step_no,
+                attempt=attempt,
+                status="open" if whole is None else "done",
+                opened_at=datetime.now(UTC),
+            )
+        )
+        return int(number)
 
     def append_chunk(self, run_id: str, number: int, offset: int, text: str) -> None:
         with self._writing() as conn:

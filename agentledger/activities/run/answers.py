@@ -75,10 +75,13 @@ class AnswerPublisher:
             return
         if not answer.startswith(self._known[: self._sent]):
             self.restart()
+        if self._number is None:  # nothing streamed (or it went astray): the answer, whole
+            if answer:
+                self._streams.open_stream(*self._key, whole=answer)
+            return
         self._known = answer
         self._flush()
-        if self._number is not None:
-            self._streams.close_stream(self._key[0], self._number, "done")
+        self._streams.close_stream(self._key[0], self._number, "done")
 
     def _abandon(self) -> None:
         if self._number is not None and not self._over:
