@@ -33,6 +33,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, PayloadCodec
 
+from agentledger.activities.ledger import KeyWrap, Sealer
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError, in_words
 from agentledger.app.secret_files import write_once
@@ -164,12 +165,29 @@ def rotate(path: Path) -> str:
 
 def payload_codec(settings: Settings) -> EncryptionCodec | None:
     """The codec every client and worker of ``settings`` uses (``None``: codec off)."""
-    security = settings.temporal_security
-    if not security.payload_codec:
+    if not settings.temporal_security.payload_codec:
         return None
     path = ring_path(settings)
-    ring = KeyRing.local(settings.data_dir) if security.payload_keys is None else None
-    return EncryptionCodec(ring or KeyRing.from_file(path), reload=lambda: KeyRing.from_file(path))
+    return EncryptionCodec(_ring(settings), reload=lambda: KeyRing.from_file(path))
+
+
+def subject_sealer(settings: Settings) -> Sealer | None:
+    """What seals the ledger's run content per subject, under the same ring as the payloads
+    (``None`` with the codec off: the ledger then stores events in clear)."""
+    if not settings.temporal_security.payload_codec:
+        return None
+    path = ring_path(settings)
+    return Sealer(_wrap(_ring(settings)), reload=lambda: _wrap(KeyRing.from_file(path)))
+
+
+def _wrap(ring: KeyRing) -> KeyWrap:
+    return KeyWrap(ring.active, ring.keys)
+
+
+def _ring(settings: Settings) -> KeyRing:
+    if settings.temporal_security.payload_keys is None:
+        return KeyRing.local(settings.data_dir)  # made on first use
+    return KeyRing.from_file(ring_path(settings))
 
 
 def data_converter(settings: Settings) -> DataConverter:

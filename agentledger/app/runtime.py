@@ -29,6 +29,7 @@ from agentledger.activities.run_activities import RunActivities
 from agentledger.app.config import KINDS, QueueLimits, Settings
 from agentledger.app.errors import ConfigError, DatabaseUnavailable
 from agentledger.app.identity import trusted_keys
+from agentledger.app.payloads import subject_sealer
 from agentledger.app.registry import get_pack, loaded_packs, register_env_packs
 from agentledger.domain.tools import ToolContract
 from agentledger.workflows import AgentRunWorkflow, ScheduledRunWorkflow, recorded_contracts
@@ -111,6 +112,7 @@ class Runtime:
             raise DatabaseUnavailable(
                 f"{exc}. Check AGENTLEDGER_DATABASE_URL / --database-url."
             ) from exc
+        ledger.seal_with(subject_sealer(settings))
         packs, broken = loaded_packs()
         for pack in packs.values():
             pack.install(ledger.engine)

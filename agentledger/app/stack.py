@@ -17,6 +17,7 @@ from agentledger.app.config import DEFAULT_TEMPORAL_PORT, DEFAULT_UI_PORT, Setti
 from agentledger.app.devserver import DevServer, stop_dev_server
 from agentledger.app.errors import DatabaseUnavailable, NotFound
 from agentledger.app.own_server import RECORD, start_own_server
+from agentledger.app.payloads import subject_sealer
 from agentledger.domain.principal import Principal
 
 if TYPE_CHECKING:
@@ -88,10 +89,12 @@ def open_ledger(settings: Settings) -> Ledger:
     """The configured ledger; the embedded one only if it exists (reads create nothing)."""
     require_ledger(settings)
     try:
-        return Ledger.open(settings.ledger_url)
+        ledger = Ledger.open(settings.ledger_url)
     except LedgerUnavailable as exc:
         hint = "Check AGENTLEDGER_DATABASE_URL / --database-url."
         raise DatabaseUnavailable(f"{exc}. {hint}") from exc
+    ledger.seal_with(subject_sealer(settings))
+    return ledger
 
 
 def principal_of(ledger: Ledger, user_id: str) -> Principal:

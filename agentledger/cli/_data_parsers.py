@@ -1,5 +1,5 @@
 """The arguments of the commands about stored data: backup, restore, rebuild-read-models, the
-payload key ring and evaluation suites. Cheap to import (argparse and the standard library
+payload key ring, erasure and evaluation suites. Cheap to import (argparse and the standard library
 only)."""
 
 from __future__ import annotations
@@ -28,6 +28,15 @@ def data_parsers(command: Callable[..., argparse.ArgumentParser]) -> None:
         "active key, the old ones kept)",
     )  # fmt: skip
     keys.add_argument("--file", type=Path, default=None, help="this ring file instead")
+    erase = command(
+        "erase", help="erase a subject: cancel their runs, shred their content, keep the audit"
+    )
+    erase.add_argument("--subject", required=True, help="the user whose content goes (usr_73)")
+    erase.add_argument(
+        "--as", dest="principal", required=True,
+        help="who erases (the eraser role, in the subject's tenant)",
+    )  # fmt: skip
+    erase.add_argument("--reason", required=True, help="why (recorded in the erasure log)")
 
 
 def eval_parser(parser: argparse.ArgumentParser) -> None:

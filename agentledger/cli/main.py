@@ -58,6 +58,7 @@ _COMMANDS = {
     "restore": "agentledger.cli.backup:restore",
     "rebuild-read-models": "agentledger.cli.backup:rebuild_read_models",
     "keys": "agentledger.cli.keys:keys",
+    "erase": "agentledger.cli.erase:erase",
     **{name: f"agentledger.cli.packs:{name}" for name in ("packs", "schema", "new")},
 }
 

@@ -26,6 +26,7 @@ from agentledger.activities.ledger._rows import (
 )
 from agentledger.activities.ledger._store import Ledger
 from agentledger.activities.ledger._streams import AnswerStream, AnswerStreams, StreamRead
+from agentledger.activities.ledger._subjects import ContentErased, KeyWrap, Sealer, SubjectErased
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -35,6 +36,8 @@ __all__ = [
     "AppendObserver",
     "ApprovalRow",
     "ApprovalStatus",
+    "ContentErased",
+    "KeyWrap",
     "Ledger",
     "LedgerConflict",
     "LedgerError",
@@ -46,7 +49,9 @@ __all__ = [
     "RunFilter",
     "RunRow",
     "RunStatus",
+    "Sealer",
     "StreamRead",
+    "SubjectErased",
     "build_engine",
     "upgrade",
 ]

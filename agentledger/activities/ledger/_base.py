@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from sqlalchemy import Connection, Engine
 
 from agentledger.activities._sql import SqlStore
 from agentledger.activities.ledger._engine import translate_unavailable
+from agentledger.activities.ledger._subjects import SEALED, ContentErased, Sealer
 
 DEFAULT_MAX_EVENT_BYTES = 256 * 1024
 """Events travel through Temporal payloads (2 MB hard limit); large content goes by hash."""
@@ -18,6 +19,9 @@ DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
 class LedgerBase(SqlStore):
+    sealer: Sealer | None = None
+    """Seals each run's events under its subject's key (``seal_with``); ``None``: in clear."""
+
     def __init__(self, engine: Engine, *, max_event_bytes: int, max_body_bytes: int) -> None:
         super().__init__(engine)
         self.max_event_bytes = max_event_bytes
@@ -39,3 +43,13 @@ class LedgerBase(SqlStore):
             yield conn
 
     _writing = begin
+
+    def _opened(self, conn: Connection, texts: Sequence[str]) -> list[str]:
+        """Stored payloads in clear: sealed ones opened with their subject keys."""
+        if self.sealer is not None:
+            return self.sealer.open(conn, texts)
+        if any(t.startswith(SEALED) for t in texts):
+            raise ContentErased(
+                "the ledger holds sealed events and was opened without its key ring"
+            )
+        return list(texts)

@@ -8,14 +8,16 @@ standard library (exact integers of any size; orjson would turn 2**64 into a flo
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
 import pydantic_core
+from pydantic import ValidationError
 
-from agentledger.activities.ledger._errors import PayloadRejected, PayloadTooLarge
-from agentledger.domain.events import RunEvent
+from agentledger.activities.ledger._errors import LedgerError, PayloadRejected, PayloadTooLarge
+from agentledger.domain.events import EVENT_LIST_ADAPTER, SCHEMA_VERSION, RunEvent
+from agentledger.domain.upcasting import upcast
 
 
 class PreEncoded(bytes):
@@ -119,3 +121,20 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b
     return type(a) is type(b) and a == b
+
+
+def load_events(rows: Sequence[tuple[int, str]]) -> list[RunEvent]:
+    """Current-schema rows are parsed straight from JSON text by pydantic (one call for all);
+    older ones go through the upcasters first."""
+    try:
+        if all(version == SCHEMA_VERSION for version, _ in rows):
+            return EVENT_LIST_ADAPTER.validate_json("[" + ",".join(t for _, t in rows) + "]")
+        return EVENT_LIST_ADAPTER.validate_python([upcast(loads(t)) for _, t in rows])
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        index = error["loc"][0] if error["loc"] else None
+        bad = loads(rows[index][1]) if isinstance(index, int) else {}
+        raise LedgerError(
+            f"stored event {bad.get('kind')} #{bad.get('seq')} of run {bad.get('run_id')} "
+            f"does not load with this build's schema: {error['msg']}"
+        ) from exc

@@ -130,7 +130,9 @@ class ReadModelQueries(LedgerBase):
             run_events.c.run_id == run_id, run_events.c.kind == "approval_requested"
         )
         with self._reading() as conn:
-            for recorded_at, payload in conn.execute(query):
-                if loads(payload).get("approval_id") == approval_id:
-                    return recorded_at  # type: ignore[no-any-return]
+            found = list(conn.execute(query))
+            payloads = self._opened(conn, [payload for _, payload in found])
+        for (recorded_at, _), payload in zip(found, payloads, strict=True):
+            if loads(payload).get("approval_id") == approval_id:
+                return recorded_at  # type: ignore[no-any-return]
         return None

@@ -9,6 +9,7 @@ call is one transaction covering the events and every read model derived from th
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import time
 from collections.abc import Iterable, Sequence
@@ -16,7 +17,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from pydantic import ValidationError
-from sqlalchemy import Connection, Text, cast, delete, func, select, tuple_
+from sqlalchemy import Connection, Select, Text, cast, delete, func, select, tuple_
 from sqlalchemy.engine import URL
 
 from agentledger.activities.ledger._base import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_EVENT_BYTES
@@ -25,6 +26,7 @@ from agentledger.activities.ledger._codec import (
     EncodedEvent,
     encode_event,
     json_equal,
+    load_events,
     loads,
     may_hold_nul,
 )
@@ -42,8 +44,9 @@ from agentledger.activities.ledger._observer import (
 from agentledger.activities.ledger._queries import ReadModelQueries
 from agentledger.activities.ledger._readmodels import apply_read_models
 from agentledger.activities.ledger._streams import AnswerStreams
+from agentledger.activities.ledger._subjects import Sealer, digest_of
 from agentledger.activities.ledger._tables import approvals, receipts, run_events, runs
-from agentledger.domain.events import EVENT_ADAPTER, EVENT_LIST_ADAPTER, SCHEMA_VERSION, RunEvent
+from agentledger.domain.events import EVENT_ADAPTER, RunEvent
 from agentledger.domain.upcasting import upcast
 
 _REBUILD_CHUNK = 1000
@@ -132,9 +135,7 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
     def read(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
         """The run's events with ``seq > after_seq``, in order, upcast to the current schema."""
         query = _STORED.where(run_events.c.run_id == run_id, run_events.c.seq > after_seq)
-        with self._reading() as conn:
-            rows = [(v, t) for v, t in conn.execute(query.order_by(run_events.c.seq))]
-        return _load(rows)
+        return self._fetch(query)
 
     def read_latest(self, run_id: str) -> list[RunEvent]:
         """The run's events from its latest ``history_compacted`` on (all, if it has none): what
@@ -146,16 +147,12 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
         query = _STORED.where(
             of_run, run_events.c.seq >= func.coalesce(compacted.scalar_subquery(), 1)
         )
-        with self._reading() as conn:
-            rows = [(v, t) for v, t in conn.execute(query.order_by(run_events.c.seq))]
-        return _load(rows)
+        return self._fetch(query)
 
     def read_kinds(self, run_id: str, *kinds: str) -> list[RunEvent]:
         """The run's events of these kinds (``run_started``, …), in order."""
         query = _STORED.where(run_events.c.run_id == run_id, run_events.c.kind.in_(kinds))
-        with self._reading() as conn:
-            rows = [(v, t) for v, t in conn.execute(query.order_by(run_events.c.seq))]
-        return _load(rows)
+        return self._fetch(query)
 
     def last_seq(self, run_id: str) -> int:
         """The highest stored seq of the run, 0 when it has none."""
@@ -175,13 +172,26 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
                 conn.execute(wipe if run_id is None else wipe.where(table.c.run_id == run_id))
             stored = conn.execute(query.execution_options(yield_per=_REBUILD_CHUNK))
             for chunk in stored.partitions():
-                rows = [(v, t) for v, t in chunk]
-                events = _load(rows)
+                rows = self._opened_rows(conn, [(v, t) for v, t in chunk])
+                events = load_events(rows)
                 apply_read_models(conn, events, clean=may_hold_nul(t for _, t in rows))
                 replayed += len(events)
         return replayed
 
+    def seal_with(self, sealer: Sealer | None) -> None:
+        """Seal every run's events from now on under its subject's key (``None``: in clear)."""
+        self.sealer = sealer
+
     # --- internals -------------------------------------------------------------------------
+
+    def _fetch(self, query: Select[Any]) -> list[RunEvent]:
+        with self._reading() as conn:
+            rows = [(v, t) for v, t in conn.execute(query.order_by(run_events.c.seq))]
+            return load_events(self._opened_rows(conn, rows))
+
+    def _opened_rows(self, conn: Connection, rows: list[tuple[int, str]]) -> list[tuple[int, str]]:
+        texts = self._opened(conn, [t for _, t in rows])
+        return [(v, t) for (v, _), t in zip(rows, texts, strict=True)]
 
     def _encode(self, events: Iterable[RunEvent]) -> list[EncodedEvent]:
         """Encode and size-check everything before touching the database.
@@ -198,15 +208,39 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
     def _append(self, conn: Connection, encoded: list[EncodedEvent]) -> list[RunEvent]:
         """The events stored anew (the others were already there, unchanged)."""
         _check_follows(conn, encoded)
+        rows = [e.row for e in encoded] if self.sealer is None else self.sealer.seal(conn, encoded)
         # A plain executemany (no RETURNING): the driver's rowcount says how many were new.
-        inserted = insert_rows(conn, [e.row for e in encoded])
+        inserted = insert_rows(conn, rows)
         if inserted < len(encoded):
-            _check_unchanged(conn, encoded)
+            self._check_unchanged(conn, encoded)
         new = newly_stored(conn, encoded, inserted)  # before the progress rows move
         # Read-model updates are idempotent, so events already stored may safely pass again.
         nul = may_hold_nul(e.body for e in encoded)
         apply_read_models(conn, [e.event for e in encoded], clean=nul)
         return new
+
+    def _check_unchanged(self, conn: Connection, encoded: list[EncodedEvent]) -> None:
+        """Every event of the batch is now stored; each must be the one we meant to append.
+
+        Identical bytes (or digests, for a sealed event) settle it. Otherwise the stored
+        payload is upcast and compared as JSON, and failing that as a model: an event written
+        by an older build and retried by a newer one is still the same event, and so is one
+        whose frozensets another process serialised in another order.
+        """
+        keys = [e.key for e in encoded]
+        query = select(run_events.c.run_id, run_events.c.seq, _PAYLOAD_TEXT).where(
+            tuple_(run_events.c.run_id, run_events.c.seq).in_(keys)
+        )
+        stored = {(run, seq): text for run, seq, text in conn.execute(query)}
+        for key, e in zip(keys, encoded, strict=True):
+            text = stored.get(key)
+            if text is None:
+                raise LedgerError(f"run {key[0]} seq {key[1]} was neither inserted nor found")
+            if digest_of(text) == hashlib.sha256(e.body).hexdigest():
+                continue
+            text = self._opened(conn, [text])[0]
+            if not _same_event(loads(text), e):
+                raise LedgerConflict(*key, f"stored {loads(text).get('kind')}, got {e.event.kind}")
 
 
 def _check_follows(conn: Connection, encoded: list[EncodedEvent]) -> None:
@@ -239,27 +273,6 @@ def _sorted_unique(encoded: list[EncodedEvent]) -> list[EncodedEvent]:
     return [by_key[key] for key in sorted(by_key)]
 
 
-def _check_unchanged(conn: Connection, encoded: list[EncodedEvent]) -> None:
-    """Every event of the batch is now stored; each must be the one we meant to append.
-
-    Identical bytes settle it. Otherwise the stored payload is upcast and compared as JSON, and
-    failing that as a model: an event written by an older build and retried by a newer one is
-    still the same event, and so is one whose frozensets another process serialised in another
-    order.
-    """
-    keys = [e.key for e in encoded]
-    query = select(run_events.c.run_id, run_events.c.seq, _PAYLOAD_TEXT).where(
-        tuple_(run_events.c.run_id, run_events.c.seq).in_(keys)
-    )
-    stored = {(run, seq): text for run, seq, text in conn.execute(query)}
-    for key, e in zip(keys, encoded, strict=True):
-        text = stored.get(key)
-        if text is None:
-            raise LedgerError(f"run {key[0]} seq {key[1]} was neither inserted nor found")
-        if text.encode() != e.body and not _same_event(loads(text), e):
-            raise LedgerConflict(*key, f"stored {loads(text).get('kind')}, got {e.event.kind}")
-
-
 def _same_event(stored: dict[str, Any], new: EncodedEvent) -> bool:
     current = upcast(stored)
     if json_equal(current, loads(new.body)):
@@ -268,20 +281,3 @@ def _same_event(stored: dict[str, Any], new: EncodedEvent) -> bool:
         return bool(EVENT_ADAPTER.validate_python(current) == new.event)
     except ValidationError:
         return False
-
-
-def _load(rows: Sequence[tuple[int, str]]) -> list[RunEvent]:
-    """Current-schema rows are parsed straight from JSON text by pydantic (one call for all);
-    older ones go through the upcasters first."""
-    try:
-        if all(version == SCHEMA_VERSION for version, _ in rows):
-            return EVENT_LIST_ADAPTER.validate_json("[" + ",".join(t for _, t in rows) + "]")
-        return EVENT_LIST_ADAPTER.validate_python([upcast(loads(t)) for _, t in rows])
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        index = error["loc"][0] if error["loc"] else None
-        bad = loads(rows[index][1]) if isinstance(index, int) else {}
-        raise LedgerError(
-            f"stored event {bad.get('kind')} #{bad.get('seq')} of run {bad.get('run_id')} "
-            f"does not load with this build's schema: {error['msg']}"
-        ) from exc

@@ -192,3 +192,44 @@ answer_chunks = Table(
     Column("text", Text, nullable=False),
     PrimaryKeyConstraint("run_id", "number", "offset", name="pk_answer_chunks"),
 )
+
+# Crypto-shredding: one data key per subject (tenant and user), wrapped under the key ring; a
+# run's events are sealed under its requester's key. Erasure destroys ``wrapped`` and keeps the
+# row, so an erased run's envelopes still name the key that is gone.
+subject_keys = Table(
+    "subject_keys",
+    metadata,
+    Column("key_id", String(), primary_key=True),
+    Column("tenant_id", String(), nullable=False),
+    Column("subject_id", String(), nullable=False),
+    Column("state", String(), nullable=False),
+    Column("kek_id", String()),
+    Column("wrapped", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("erased_at", UTCDateTime),
+    Index("ix_subject_keys_subject", "tenant_id", "subject_id"),
+)
+
+# The erasure log: who erased which subject's content, when, why and what it touched. The subject
+# is named by a digest only, so the log itself holds no personal data.
+erasures = Table(
+    "erasures",
+    metadata,
+    Column("erasure_id", String(), primary_key=True),
+    Column("tenant_id", String(), nullable=False),
+    Column("subject_digest", String(), nullable=False),
+    Column("erased_by", String(), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("erased_at", UTCDateTime, nullable=False),
+    Column("affected", exact_json(), nullable=False),
+)
+
+erased_runs = Table(
+    "erased_runs",
+    metadata,
+    Column("run_id", String(), primary_key=True),
+    Column("erasure_id", String(), nullable=False),
+    Column("events", Integer, nullable=False),
+    Column("log_digest", String(), nullable=False),
+    Column("verified", String(), nullable=False),
+)

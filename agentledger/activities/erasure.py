@@ -1,0 +1,320 @@
+"""Erasing a subject's content from the ledger: crypto-shredding that leaves the audit checkable.
+
+Two steps, around the application's work on Temporal (``app.erasure``):
+
+``begin`` marks the subject's key ``erasing``, so no new run of the subject stores anything from
+then on (``SubjectErased``), and names the subject's runs. ``finish``, in one transaction:
+
+- seals every event of those runs still stored in clear under a throwaway key (never stored),
+  and destroys the subject's keys: every event becomes an envelope no key opens, its ``sha256``
+  over the event's exact JSON kept, so the log keeps its structure and digests;
+- records each run's log digest (``erased_runs``), to be checked against later (``verify``);
+- deletes what is derived from the content: packets, full tool outputs, answer streams, the
+  subject's memories and memory caches; blanks the read models' text;
+- records the erasure (``erasures``): who, when, why, what was affected, the subject named by a
+  digest only.
+
+On SQLite the transaction runs with ``secure_delete`` and the WAL is checkpointed after it, so
+the freed pages hold no byte of what was there.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from sqlalchemy import Connection, Text, cast, delete, func, inspect, select, text, update
+
+from agentledger.activities.ledger import Ledger, LedgerError
+from agentledger.activities.ledger._codec import PreEncoded
+from agentledger.activities.ledger._subjects import SEALED, digest_of, subject_key_id
+from agentledger.activities.ledger._tables import (
+    answer_chunks,
+    answer_streams,
+    approvals,
+    context_packets,
+    erased_runs,
+    erasures,
+    run_events,
+    runs,
+    subject_keys,
+    tool_outputs,
+)
+from agentledger.activities.memory import _tables as memory
+
+NONCE = 12
+
+
+class UnknownSubject(LedgerError):
+    code = "unknown_subject"
+
+
+class AlreadyErased(LedgerError):
+    code = "already_erased"
+
+
+@dataclass(frozen=True)
+class Begun:
+    tenant_id: str
+    subject_id: str
+    runs: tuple[str, ...]
+    live: tuple[str, ...]
+    """Runs still in flight: the application cancels them before ``finish``."""
+
+
+@dataclass(frozen=True)
+class Erased:
+    erasure_id: str
+    erased_at: datetime
+    runs: tuple[str, ...]
+    affected: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class ErasedRun:
+    erasure_id: str
+    erased_at: datetime
+    erased_by: str
+    events: int
+    log_digest: str
+    verified: str
+
+
+def subject_digest(tenant_id: str, subject_id: str) -> str:
+    return hashlib.sha256(f"{tenant_id}\0{subject_id}".encode()).hexdigest()
+
+
+def begin(ledger: Ledger, tenant_id: str, subject_id: str) -> Begun:
+    """Stop the subject's content being stored; ``UnknownSubject``/``AlreadyErased`` when
+    there is nothing of it to erase."""
+    with ledger.begin() as conn:
+        keys = _keys(conn, tenant_id, subject_id)
+        found = _subject_runs(conn, tenant_id, subject_id)
+        live = {"active", "erasing"}
+        if not found and not _memories(conn, tenant_id, subject_id) and not live & set(keys):
+            if keys:
+                raise AlreadyErased(f"{subject_id!r} of {tenant_id!r} is already erased")
+            raise UnknownSubject(f"{tenant_id!r} has no run, memory or key of {subject_id!r}")
+        if live & set(keys):
+            conn.execute(_of_keys(tenant_id, subject_id, "active").values(state="erasing"))
+        else:  # no key yet (runs stored in clear): a marker refuses new runs meanwhile
+            key_id = subject_key_id(tenant_id, subject_id, len(keys))
+            row = {
+                "key_id": key_id,
+                "tenant_id": tenant_id,
+                "subject_id": subject_id,
+                "state": "erasing",
+                "created_at": datetime.now(UTC),
+            }
+            conn.execute(subject_keys.insert().values(row))
+    running = tuple(r for r, status in found if status in ("running", "awaiting_approval"))
+    return Begun(tenant_id, subject_id, tuple(r for r, _ in found), running)
+
+
+def finish(
+    ledger: Ledger, begun: Begun, *, by: str, reason: str, verified: Mapping[str, str]
+) -> Erased:
+    """Shred, delete and record (see the module); ``verified`` says per run how it compared
+    with Temporal's history just before (``matched``, ``differed`` or ``no history``)."""
+    erasure_id, now = f"era_{uuid.uuid4().hex[:16]}", datetime.now(UTC)
+    with ledger.begin() as conn:
+        if conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("PRAGMA secure_delete = ON")
+        tenant, subject = begun.tenant_id, begun.subject_id
+        events = sum(
+            _shred_run(conn, run_id, erasure_id, verified.get(run_id, "no history"))
+            for run_id in begun.runs
+        )
+        affected = {
+            "runs": len(begun.runs),
+            "events": events,
+            **_drop_derived(conn, begun.runs),
+            **_forget(conn, tenant, subject),
+        }
+        conn.execute(
+            _of_keys(tenant, subject, "erasing").values(
+                state="erased", kek_id=None, wrapped=None, erased_at=now
+            )
+        )
+        conn.execute(
+            erasures.insert().values(
+                erasure_id=erasure_id,
+                tenant_id=tenant,
+                subject_digest=subject_digest(tenant, subject),
+                erased_by=by,
+                reason=reason,
+                erased_at=now,
+                affected=affected,
+            )
+        )
+    if ledger.engine.dialect.name == "sqlite":
+        with ledger.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    if ledger.sealer is not None:
+        ledger.sealer.forget(begun.runs)
+    return Erased(erasure_id, now, begun.runs, affected)
+
+
+def erased_run(ledger: Ledger, run_id: str) -> ErasedRun | None:
+    """The erasure a run's content went in, with the log digest recorded then."""
+    query = (
+        select(
+            erasures.c.erasure_id,
+            erasures.c.erased_at,
+            erasures.c.erased_by,
+            erased_runs.c.events,
+            erased_runs.c.log_digest,
+            erased_runs.c.verified,
+        )
+        .join(erasures, erasures.c.erasure_id == erased_runs.c.erasure_id)
+        .where(erased_runs.c.run_id == run_id)
+    )
+    with ledger.engine.connect() as conn:
+        row = conn.execute(query).first()
+    return None if row is None else ErasedRun(*row)
+
+
+def log_digest(ledger: Ledger, run_id: str) -> tuple[int, str]:
+    """How many events the run's log holds, and the digest over their seq, kind and digests:
+    computable with or without the content."""
+    with ledger.engine.connect() as conn:
+        rows = list(conn.execute(_log_query(run_id)))
+    return len(rows), _digest((seq, kind, digest_of(t)) for seq, kind, t in rows)
+
+
+def _log_query(run_id: str) -> Any:
+    payload = cast(run_events.c.payload, Text)
+    return (
+        select(run_events.c.seq, run_events.c.kind, payload)
+        .where(run_events.c.run_id == run_id)
+        .order_by(run_events.c.seq)
+    )
+
+
+def _digest(lines: Any) -> str:
+    hashed = hashlib.sha256()
+    for seq, kind, digest in lines:
+        hashed.update(f"{seq} {kind} {digest}\n".encode())
+    return hashed.hexdigest()
+
+
+def _shred_run(conn: Connection, run_id: str, erasure_id: str, verified: str) -> int:
+    """Seal the run's clear events under a key nobody keeps; record its log digest."""
+    throwaway, key_id = AESGCM(AESGCM.generate_key(bit_length=256)), f"shredded_{erasure_id}"
+    rows = list(conn.execute(_log_query(run_id)))
+    for seq, _, stored in rows:
+        if stored.startswith(SEALED):
+            continue  # its subject key is destroyed below
+        nonce = os.urandom(NONCE)
+        data = base64.b64encode(nonce + throwaway.encrypt(nonce, stored.encode(), None)).decode()
+        sha = digest_of(stored)
+        envelope = f'{SEALED}"{key_id}","sha256":"{sha}","data":"{data}"}}'
+        of_row = (run_events.c.run_id == run_id) & (run_events.c.seq == seq)
+        conn.execute(update(run_events).where(of_row).values(payload=_raw(envelope)))
+    digest = _digest((seq, kind, digest_of(t)) for seq, kind, t in rows)
+    conn.execute(
+        erased_runs.insert().values(
+            run_id=run_id,
+            erasure_id=erasure_id,
+            events=len(rows),
+            log_digest=digest,
+            verified=verified,
+        )
+    )
+    return len(rows)
+
+
+def _raw(envelope: str) -> PreEncoded:
+    """The envelope as the JSON column's value (stored as written, like an appended event)."""
+    return PreEncoded(envelope.encode())
+
+
+def _drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
+    counts = {}
+    for name, table in (
+        ("packets", context_packets),
+        ("tool_outputs", tool_outputs),
+        ("answer_chunks", answer_chunks),
+        ("answer_streams", answer_streams),
+    ):
+        counts[name] = conn.execute(delete(table).where(table.c.run_id.in_(run_ids))).rowcount
+    conn.execute(
+        update(runs)
+        .where(runs.c.run_id.in_(run_ids))
+        .values(request_text="", answer=None, failure_reason=None)
+    )
+    conn.execute(
+        update(approvals).where(approvals.c.run_id.in_(run_ids)).values(arguments={}, reason=None)
+    )
+    return counts
+
+
+def _forget(conn: Connection, tenant_id: str, subject_id: str) -> dict[str, int]:
+    """Delete the subject's memories, their history, caches and summaries."""
+    if not inspect(conn).has_table(memory.records.name):
+        return {"memories": 0}
+    of_subject = (memory.records.c.tenant_id == tenant_id) & (
+        memory.records.c.user_id == subject_id
+    )
+    found = list(
+        conn.execute(select(memory.records.c.row_id, memory.records.c.memory_id).where(of_subject))
+    )
+    ids = [memory_id for _, memory_id in found]
+    if conn.dialect.name == "sqlite" and found:
+        for row_id, _ in found:
+            conn.execute(text(f"DELETE FROM {memory.FTS_TABLE} WHERE rowid = :r"), {"r": row_id})
+        conn.execute(
+            text(f"INSERT INTO {memory.FTS_TABLE}({memory.FTS_TABLE}) VALUES ('optimize')")
+        )
+    for table in (memory.events, memory.derivations):
+        conn.execute(delete(table).where(table.c.memory_id.in_(ids)))
+    for table in (memory.cache, memory.summaries):
+        conn.execute(
+            delete(table).where((table.c.tenant_id == tenant_id) & (table.c.user_id == subject_id))
+        )
+    conn.execute(delete(memory.records).where(of_subject))
+    return {"memories": len(ids)}
+
+
+def _keys(conn: Connection, tenant_id: str, subject_id: str) -> dict[str, int]:
+    query = (
+        select(subject_keys.c.state, func.count())
+        .where(subject_keys.c.tenant_id == tenant_id, subject_keys.c.subject_id == subject_id)
+        .group_by(subject_keys.c.state)
+    )
+    return {state: count for state, count in conn.execute(query)}
+
+
+def _of_keys(tenant_id: str, subject_id: str, state: str) -> Any:
+    return update(subject_keys).where(
+        subject_keys.c.tenant_id == tenant_id,
+        subject_keys.c.subject_id == subject_id,
+        subject_keys.c.state == state,
+    )
+
+
+def _subject_runs(conn: Connection, tenant_id: str, subject_id: str) -> list[tuple[str, str]]:
+    query = select(runs.c.run_id, runs.c.status).where(
+        runs.c.tenant_id == tenant_id,
+        runs.c.principal_id == subject_id,
+        runs.c.run_id.not_in(select(erased_runs.c.run_id)),
+    )
+    return [(r, s) for r, s in conn.execute(query.order_by(runs.c.created_at))]
+
+
+def _memories(conn: Connection, tenant_id: str, subject_id: str) -> int:
+    if not inspect(conn).has_table(memory.records.name):
+        return 0
+    query = (
+        select(func.count())
+        .select_from(memory.records)
+        .where(memory.records.c.tenant_id == tenant_id, memory.records.c.user_id == subject_id)
+    )
+    return int(conn.execute(query).scalar_one())

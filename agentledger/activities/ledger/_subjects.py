@@ -1,0 +1,210 @@
+"""Crypto-shredding: every run's events sealed under its requester's own key.
+
+A subject is a user of a tenant. Its data key (AES-256-GCM) is made on its first run, stored in
+``subject_keys`` wrapped under the key ring's active key (the payload codec's ring, which lives
+outside the database), and unwrapped on every read. A run's events are stored as envelopes::
+
+    {"sealed": "<key id>", "sha256": "<hex of the event's exact JSON>", "data": "<base64>"}
+
+The ``sha256`` is over exactly the bytes an unsealed ledger stores, so the log's structure and
+every event's digest stay checkable after erasure destroys the key (``_erasure``). A ledger
+without a ring (``Ledger.open`` alone, ``AGENTLEDGER_PAYLOAD_CODEC=off``) stores events in clear
+and reads both forms; only a sealed event needs the ring.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from sqlalchemy import Connection, func, select
+
+from agentledger.activities._sql import insert_for
+from agentledger.activities.ledger._codec import EncodedEvent, PreEncoded
+from agentledger.activities.ledger._errors import LedgerError, PayloadRejected
+from agentledger.activities.ledger._tables import runs, subject_keys
+from agentledger.domain.events import RunStarted
+
+SEALED = '{"sealed":'
+NONCE = 12
+RUNS_CACHED = 4096
+
+
+class SubjectErased(PayloadRejected):
+    """The run's subject is being erased, or its key is gone: nothing more is stored for it."""
+
+    code = "subject_erased"
+
+
+class ContentErased(LedgerError):
+    """The content asked for was sealed under a subject key that erasure destroyed (or that this
+    process's key ring cannot unwrap): only its structure and digests remain."""
+
+    code = "content_erased"
+
+
+@dataclass(frozen=True)
+class KeyWrap:
+    """The key ring that wraps subject keys: ``keys[active]`` wraps new ones."""
+
+    active: str
+    keys: Mapping[str, bytes]
+
+    def wrap(self, key: bytes, key_id: str) -> str:
+        nonce = os.urandom(NONCE)
+        sealed = AESGCM(self.keys[self.active]).encrypt(nonce, key, key_id.encode())
+        return base64.b64encode(nonce + sealed).decode()
+
+    def unwrap(self, kek_id: str, wrapped: str, key_id: str) -> bytes:
+        kek = self.keys.get(kek_id)
+        if kek is None:
+            raise ContentErased(
+                f"subject key {key_id} is wrapped under ring key {kek_id!r}, "
+                "which this process's key ring lacks"
+            )
+        raw = base64.b64decode(wrapped)
+        try:
+            return AESGCM(kek).decrypt(raw[:NONCE], raw[NONCE:], key_id.encode())
+        except InvalidTag:
+            raise ContentErased(
+                f"subject key {key_id} does not open with ring key {kek_id!r}"
+            ) from None
+
+
+def subject_key_id(tenant_id: str, subject_id: str, generation: int) -> str:
+    """The key id of a subject's ``generation``-th key (0 first; each erasure starts the next):
+    concurrent first runs of one subject agree on it, and it names nobody."""
+    digest = hashlib.sha256(f"{tenant_id}\0{subject_id}\0{generation}".encode()).hexdigest()
+    return f"sk_{digest[:32]}"
+
+
+def digest_of(text: str) -> str:
+    """The event's digest: from its envelope when sealed, else over its stored JSON."""
+    if text.startswith(SEALED):
+        return str(json.loads(text)["sha256"])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Sealer:
+    """Seals appended events and opens stored ones, with the subject keys in the ledger."""
+
+    def __init__(self, wrap: KeyWrap, reload: Callable[[], KeyWrap] | None = None) -> None:
+        """``reload``: the ring read again, when a subject key is wrapped under a ring key this
+        process does not hold yet (another process rotated the ring first)."""
+        self._wrap = wrap
+        self._reload = reload
+        self._by_run: dict[str, tuple[str, AESGCM]] = {}
+
+    def seal(self, conn: Connection, encoded: Sequence[EncodedEvent]) -> list[tuple[Any, ...]]:
+        """The rows to insert: each event's payload sealed under its run's subject key."""
+        rows: list[tuple[Any, ...]] = []
+        for e in encoded:
+            key_id, cipher = self._key_of_run(conn, e)
+            body = bytes(e.body)
+            nonce = os.urandom(NONCE)
+            data = base64.b64encode(nonce + cipher.encrypt(nonce, body, key_id.encode()))
+            sha = hashlib.sha256(body).hexdigest()
+            envelope = f'{SEALED}"{key_id}","sha256":"{sha}","data":"{data.decode()}"}}'
+            rows.append((*e.row[:6], PreEncoded(envelope.encode())))
+        return rows
+
+    def open(self, conn: Connection, texts: Sequence[str]) -> list[str]:
+        """The stored payloads in clear (``ContentErased`` if any was sealed under a key that
+        is gone); the key state is read each time, so an erasure elsewhere is seen at once."""
+        envelopes = {i: json.loads(t) for i, t in enumerate(texts) if t.startswith(SEALED)}
+        if not envelopes:
+            return list(texts)
+        ciphers = self._ciphers(conn, {e["sealed"] for e in envelopes.values()})
+        opened = list(texts)
+        for i, envelope in envelopes.items():
+            key_id = envelope["sealed"]
+            raw = base64.b64decode(envelope["data"])
+            opened[i] = ciphers[key_id].decrypt(raw[:NONCE], raw[NONCE:], key_id.encode()).decode()
+        return opened
+
+    def forget(self, run_ids: Sequence[str]) -> None:
+        for run_id in run_ids:
+            self._by_run.pop(run_id, None)
+
+    def _ciphers(self, conn: Connection, key_ids: set[str]) -> dict[str, AESGCM]:
+        query = select(subject_keys.c.key_id, subject_keys.c.kek_id, subject_keys.c.wrapped)
+        found = {
+            k: (kek, w)
+            for k, kek, w in conn.execute(query.where(subject_keys.c.key_id.in_(key_ids)))
+        }
+        ciphers = {}
+        for key_id in key_ids:
+            kek_id, wrapped = found.get(key_id, (None, None))
+            if kek_id is None or wrapped is None:
+                raise ContentErased(
+                    f"content sealed under subject key {key_id}, which was destroyed by an erasure"
+                )
+            ciphers[key_id] = self._unwrap(kek_id, wrapped, key_id)
+        return ciphers
+
+    def _key_of_run(self, conn: Connection, e: EncodedEvent) -> tuple[str, AESGCM]:
+        run_id = e.key[0]
+        if isinstance(e.event, RunStarted):  # a new run: its subject's key, checked now
+            principal = e.event.work_order.principal
+            self._by_run[run_id] = self._subject_key(conn, principal.tenant_id, principal.user_id)
+        found = self._by_run.get(run_id)
+        if found is None:
+            if len(self._by_run) > RUNS_CACHED:
+                self._by_run.clear()
+            query = select(runs.c.tenant_id, runs.c.principal_id).where(runs.c.run_id == run_id)
+            row = conn.execute(query).one_or_none()
+            if row is None:
+                raise SubjectErased(f"run {run_id} has no run_started to name its subject")
+            found = self._by_run[run_id] = self._subject_key(conn, *row)
+        return found
+
+    def _subject_key(self, conn: Connection, tenant_id: str, subject_id: str) -> tuple[str, AESGCM]:
+        """The subject's live key, made on first use; refused while the subject is erased."""
+        of_subject = (subject_keys.c.tenant_id == tenant_id) & (
+            subject_keys.c.subject_id == subject_id
+        )
+        query = select(
+            subject_keys.c.key_id,
+            subject_keys.c.state,
+            subject_keys.c.kek_id,
+            subject_keys.c.wrapped,
+        ).where(of_subject, subject_keys.c.state != "erased")
+        row = conn.execute(query).first()
+        if row is None:
+            erased = conn.execute(
+                select(func.count()).select_from(subject_keys).where(of_subject)
+            ).scalar_one()
+            key_id = subject_key_id(tenant_id, subject_id, erased)
+            key = AESGCM.generate_key(bit_length=256)
+            values = {
+                "key_id": key_id,
+                "tenant_id": tenant_id,
+                "subject_id": subject_id,
+                "state": "active",
+                "kek_id": self._wrap.active,
+                "wrapped": self._wrap.wrap(key, key_id),
+                "created_at": datetime.now(UTC),
+            }
+            conn.execute(
+                insert_for(conn.dialect.name, subject_keys).on_conflict_do_nothing().values(values)
+            )
+            row = conn.execute(query).one()  # ours, or a concurrent first run's
+        key_id, state, kek_id, wrapped = row
+        if state != "active":
+            raise SubjectErased(
+                f"subject of tenant {tenant_id!r} is being erased: no new content is stored for it"
+            )
+        return key_id, self._unwrap(kek_id, wrapped, key_id)
+
+    def _unwrap(self, kek_id: str, wrapped: str, key_id: str) -> AESGCM:
+        if kek_id not in self._wrap.keys and self._reload is not None:
+            self._wrap = self._reload()
+        return AESGCM(self._wrap.unwrap(kek_id, wrapped, key_id))

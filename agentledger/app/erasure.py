@@ -1,0 +1,105 @@
+"""Erasing a subject (``agentledger erase --subject S --as P --reason R``, ``POST
+/api/subjects/{subject}/erasure``): their runs cancelled, content shredded, history deleted.
+
+In order, so that nothing is half-erased:
+
+1. ``activities.erasure.begin``: the subject's key is marked ``erasing``; from then on no run
+   of theirs stores anything, so a run started meanwhile is refused, never half-erased.
+2. Their runs in flight are cancelled (Temporal cancellation, recorded as ``run_cancelled``),
+   and each run's ledger projection is compared with its Temporal history, as ``verify`` does.
+3. ``activities.erasure.finish``: the ledger's content is shredded and the erasure recorded.
+4. Each run's Temporal history is deleted: the server holds no byte of it any more.
+
+Erasing is resumable: a second ``erase`` after an interrupted one finishes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.service import RPCError, RPCStatusCode
+
+from agentledger.activities import erasure
+from agentledger.activities.ledger import ContentErased, Ledger
+from agentledger.app.errors import NotFound, Refused
+from agentledger.app.history import recorded_state
+from agentledger.domain.fold import project
+from agentledger.domain.principal import Principal
+
+ERASER_ROLE = "eraser"
+CANCEL_WAIT_SECONDS = 30.0
+MAX_REASON = 500
+
+
+@dataclass(frozen=True)
+class Erasure:
+    erasure_id: str
+    runs: tuple[str, ...]
+    cancelled: tuple[str, ...]
+    verified: dict[str, str]
+    affected: dict[str, int]
+
+
+async def erase(
+    client: Client, ledger: Ledger, subject_id: str, *, by: Principal, reason: str
+) -> Erasure:
+    """Erase ``subject_id`` of ``by``'s tenant; ``Refused`` without the eraser role or a
+    reason, ``NotFound`` for a subject with nothing stored, ``Refused`` when already erased."""
+    reason = reason.strip()
+    if ERASER_ROLE not in by.roles:
+        raise Refused(f"{by.user_id} lacks the {ERASER_ROLE!r} role", "missing_role")
+    if not reason or len(reason) > MAX_REASON:
+        raise Refused(f"an erasure needs a reason of 1 to {MAX_REASON} characters", "bad_reason")
+    try:
+        begun = erasure.begin(ledger, by.tenant_id, subject_id)
+    except erasure.UnknownSubject as exc:
+        raise NotFound(str(exc)) from None
+    except erasure.AlreadyErased as exc:
+        raise Refused(str(exc), "already_erased") from None
+    for run_id in begun.live:
+        await _cancel(client, run_id)
+    verified = {run_id: await _compare(client, ledger, run_id) for run_id in begun.runs}
+    erased = erasure.finish(ledger, begun, by=by.user_id, reason=reason, verified=verified)
+    for run_id in begun.runs:
+        await _delete_history(client, run_id)
+    return Erasure(erased.erasure_id, begun.runs, begun.live, verified, dict(erased.affected))
+
+
+async def _cancel(client: Client, run_id: str) -> None:
+    """Ask the run to cancel and wait for it to close; terminated if it will not."""
+    handle = client.get_workflow_handle(run_id)
+    try:
+        await handle.cancel()
+        await asyncio.wait_for(handle.result(), CANCEL_WAIT_SECONDS)
+    except TimeoutError:
+        await handle.terminate(reason="its subject is being erased")
+    except WorkflowFailureError:
+        return  # cancelled (or failed meanwhile): closed, which is what erasure waits for
+
+
+async def _compare(client: Client, ledger: Ledger, run_id: str) -> str:
+    """How the ledger's projection compares with Temporal's history of the run, now."""
+    try:
+        ours = project(ledger.read(run_id)).model_dump(mode="json")
+    except ContentErased:
+        return "unreadable"
+    try:
+        theirs = (await recorded_state(client, run_id)).model_dump(mode="json")
+    except NotFound:
+        return "no history"
+    return "matched" if ours == theirs else "differed"
+
+
+async def _delete_history(client: Client, run_id: str) -> None:
+    request = DeleteWorkflowExecutionRequest(
+        namespace=client.namespace, workflow_execution=WorkflowExecution(workflow_id=run_id)
+    )
+    try:
+        await client.workflow_service.delete_workflow_execution(request)
+    except RPCError as exc:
+        if exc.status != RPCStatusCode.NOT_FOUND:
+            raise

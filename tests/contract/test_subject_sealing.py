@@ -1,0 +1,117 @@
+"""Crypto-shredding in the ledger, on both backends: each run's events sealed under its subject's
+key, readable with the ring, and erased for good while the log keeps its structure and digests."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Text, cast, select
+
+from agentledger.activities import erasure
+from agentledger.activities.ledger import ContentErased, KeyWrap, Ledger, LedgerConflict, Sealer
+from agentledger.activities.ledger import SubjectErased
+from agentledger.activities.ledger._tables import run_events
+from bench.factories import REQUEST, RunScript, principal, refund_run
+
+RING = KeyWrap("k1", {"k1": os.urandom(32)})
+
+
+@pytest.fixture
+def sealed(database_url: str) -> Iterator[Ledger]:
+    with Ledger.open(database_url) as opened:
+        opened.seal_with(Sealer(RING))
+        yield opened
+
+
+def stored_payloads(ledger: Ledger, run_id: str) -> list[str]:
+    query = select(cast(run_events.c.payload, Text)).where(run_events.c.run_id == run_id)
+    with ledger.engine.connect() as conn:
+        return list(conn.scalars(query.order_by(run_events.c.seq)))
+
+
+def test_sealed_events_read_back_exactly_and_are_stored_as_envelopes(sealed: Ledger) -> None:
+    events = refund_run().events
+    sealed.append(events)
+
+    assert sealed.read("run-1") == events
+    stored = stored_payloads(sealed, "run-1")
+    assert all(text.startswith('{"sealed":"sk_') for text in stored)
+    assert not any("ord_4821" in text or "refund" in text for text in stored)
+    assert sealed.get_run("run-1") is not None  # the read models are derived as before
+
+
+def test_a_retried_append_is_a_no_op_and_a_different_event_a_conflict(sealed: Ledger) -> None:
+    script = RunScript()
+    events = [script.started(), script.step(), script.step()]
+    assert sealed.append(events) == 3
+    assert sealed.append(events) == 0  # new nonces, same digests: the same events
+    other = events[2].model_copy(update={"step": "another_step"})
+    with pytest.raises(LedgerConflict):
+        sealed.append([other])
+
+
+def test_a_ledger_opened_without_the_ring_refuses_sealed_content(
+    sealed: Ledger, database_url: str
+) -> None:
+    sealed.append(refund_run().events)
+    with Ledger.open(database_url) as bare, pytest.raises(ContentErased, match="key ring"):
+        bare.read("run-1")
+    with Ledger.open(database_url) as other:  # another process with the same ring reads it
+        other.seal_with(Sealer(RING))
+        assert other.read("run-1") == sealed.read("run-1")
+
+
+def test_erasure_shreds_the_log_keeps_its_digests_and_refuses_a_second_time(
+    sealed: Ledger, database_url: str, tmp_path: Path
+) -> None:
+    sealed.append(refund_run("run-1").events + refund_run("run-2").events)
+    sealed.append(refund_run("run-other", finish=False).events[:1])  # another subject's
+    other = RunScript("run-o")
+    sealed.append([other.started("Where is my parcel?", who=principal("usr_88"))])
+    digest_before = erasure.log_digest(sealed, "run-1")
+
+    begun = erasure.begin(sealed, "acme", "usr_73")
+    assert set(begun.runs) == {"run-1", "run-2", "run-other"}
+    late = RunScript("run-late")
+    with pytest.raises(SubjectErased):  # a run starting meanwhile is refused, not half-stored
+        sealed.append([late.started()])
+    done = erasure.finish(sealed, begun, by="dpo_1", reason="art. 17 request", verified={})
+
+    assert done.affected["runs"] == 3
+    with pytest.raises(ContentErased):
+        sealed.read("run-1")
+    assert erasure.log_digest(sealed, "run-1") == digest_before
+    record = erasure.erased_run(sealed, "run-1")
+    assert record is not None and (record.events, record.log_digest) == digest_before
+    assert record.erased_by == "dpo_1" and record.verified == "no history"
+    row = sealed.get_run("run-1")
+    assert row is not None and row.request_text == "" and row.answer is None
+    assert sealed.read("run-o")  # usr_88's run is untouched
+    if database_url.startswith("sqlite"):
+        raw = Path(database_url.removeprefix("sqlite:///")).read_bytes()
+        assert REQUEST.encode() not in raw and b"ord_4821" not in raw
+
+    with pytest.raises(erasure.AlreadyErased):
+        erasure.begin(sealed, "acme", "usr_73")
+    with pytest.raises(erasure.UnknownSubject):
+        erasure.begin(sealed, "acme", "usr_nobody")
+    again = RunScript("run-again")  # the subject may come back: a new key, a new run
+    sealed.append([again.started()])
+    assert sealed.read("run-again") == again.events
+
+
+def test_erasure_shreds_runs_stored_in_clear_too(ledger: Ledger) -> None:
+    """A ledger that never sealed (the codec off) still erases: its events are sealed then
+    under a key nobody keeps."""
+    ledger.append(refund_run().events)
+    digest = erasure.log_digest(ledger, "run-1")
+    erasure.finish(ledger, erasure.begin(ledger, "acme", "usr_73"), by="dpo_1", reason="r",
+                   verified={"run-1": "matched"})  # fmt: skip
+
+    assert all(t.startswith('{"sealed":"shredded_') for t in stored_payloads(ledger, "run-1"))
+    assert erasure.log_digest(ledger, "run-1") == digest
+    with pytest.raises(ContentErased):
+        ledger.read("run-1")
