@@ -181,12 +181,16 @@ def erased_run(ledger: Ledger, run_id: str) -> ErasedRun | None:
     return None if row is None else ErasedRun(*row)
 
 
-def log_digest(ledger: Ledger, run_id: str) -> tuple[int, str]:
-    """How many events the run's log holds, and the digest over their seq, kind and digests:
-    computable with or without the content."""
+def log_entries(ledger: Ledger, run_id: str) -> list[tuple[int, str, str]]:
+    """The run's log as (seq, kind, digest of the event): readable with or without content."""
     with ledger.engine.connect() as conn:
-        rows = list(conn.execute(_log_query(run_id)))
-    return len(rows), _digest((seq, kind, digest_of(t)) for seq, kind, t in rows)
+        return [(seq, kind, digest_of(t)) for seq, kind, t in conn.execute(_log_query(run_id))]
+
+
+def log_digest(ledger: Ledger, run_id: str) -> tuple[int, str]:
+    """How many events the run's log holds, and the digest over their seq, kind and digests."""
+    entries = log_entries(ledger, run_id)
+    return len(entries), _digest(entries)
 
 
 def _log_query(run_id: str) -> Any:

@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agentledger.app.erasure import ContentErased
 from agentledger.app.errors import Refused
 
 PROBLEM_BASE = "https://agentledger.dev/problems/"
@@ -120,19 +121,26 @@ def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(problem)
 
 
+def _on_erased(request: Request, exc: Exception) -> JSONResponse:
+    """A run whose content an erasure destroyed: gone, and said so (its timeline of kinds and
+    digests stays: ``agentledger show``/``verify``)."""
+    return problem_response(ApiProblem(410, "content-erased", str(exc)))
+
+
 def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiProblem, _on_problem)
+    app.add_exception_handler(ContentErased, _on_erased)
     app.add_exception_handler(RequestValidationError, _on_validation)
     app.add_exception_handler(StarletteHTTPException, _on_http)
     app.add_exception_handler(Exception, _on_unexpected)
 
 
-_CONFLICTS = {"not_pending", "digest_mismatch", "expired", "run_ended"}
+_CONFLICTS = {"not_pending", "digest_mismatch", "expired", "run_ended", "already_erased"}
 """Refusals about the approval's state rather than the caller's authority: ``409``."""
 _UNPROCESSABLE = {
     "invalid_edit", "empty_edit", "edit_not_allowed", "argument_mismatch",
     "exceeds_verified_limit", "fork_point_unknown", "fork_point_mid_operation",
-    "fork_point_ended", "fork_without_sandbox", "unknown_profile",
+    "fork_point_ended", "fork_without_sandbox", "unknown_profile", "bad_reason",
 }  # fmt: skip
 """Edits the run cannot apply (outside the schema, against verified facts) and fork points a
 fork cannot start from: ``422``."""

@@ -8,9 +8,13 @@ kind is refused before anything is written. After a restore the ledger is migrat
 code's schema and its read models are rebuilt from the log (``Ledger.rebuild_read_models``).
 
 What a backup holds: the ledger's tables (the event log, manifests, packets, read models, the
-directory, memory, documents). Not the keys: the payload key ring and the issuer's key stay in
-``<data dir>/identity`` (or where ``AGENTLEDGER_PAYLOAD_KEYS`` points). The ledger's content is
-not yet encrypted per subject, so a backup holds customer text in clear: keep it as the database.
+directory, memory, documents, the subject keys wrapped under the ring). Not the keys that open
+them: the payload key ring and the issuer's key stay in ``<data dir>/identity`` (or where
+``AGENTLEDGER_PAYLOAD_KEYS`` points). A backup without its ring cannot open a sealed event, by
+design; the read models (request text, answers) and packets are derived copies in clear, so
+keep a backup as you keep the database. A backup taken before an erasure still holds the
+erased subject's wrapped key: restoring it brings the subject back, so erase again after a
+restore (the erasure log of the live database says whom).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from pathlib import Path
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import URL, make_url
 
-from agentledger.activities.ledger import Ledger, build_engine
+from agentledger.activities.ledger import Ledger, Sealer, build_engine
 from agentledger.app.errors import ConfigError, Refused
 
 __all__ = ["BackedUp", "Restored", "backup", "restore"]
@@ -75,9 +79,9 @@ def _pg_dump(ledger_url: str, url: URL, path: Path) -> BackedUp:
     return BackedUp(path, int(runs), int(events))
 
 
-def restore(ledger_url: str, path: Path) -> Restored:
+def restore(ledger_url: str, path: Path, sealer: Sealer | None = None) -> Restored:
     """Restore the backup ``path`` into the empty database at ``ledger_url``; migrate it and
-    rebuild its read models."""
+    rebuild its read models (``sealer``: the key ring that opens its sealed runs)."""
     url = make_url(ledger_url)
     if not path.is_file():
         raise ConfigError(f"no backup file {path}")
@@ -92,6 +96,7 @@ def restore(ledger_url: str, path: Path) -> Restored:
             raise ConfigError(f"{path} is not a pg_dump archive: {listed.stderr.strip()}")
         _pg("pg_restore", url, "--no-owner", "--exit-on-error", str(path))
     with Ledger.open(ledger_url) as ledger:
+        ledger.seal_with(sealer)
         replayed = ledger.rebuild_read_models()
         with ledger.engine.connect() as conn:
             query = text("SELECT DISTINCT run_id FROM run_events ORDER BY run_id")

@@ -30,9 +30,48 @@ from agentledger.app.history import recorded_state
 from agentledger.domain.fold import project
 from agentledger.domain.principal import Principal
 
+__all__ = [
+    "ERASER_ROLE", "ContentErased", "ErasedCheck", "Erasure", "erase", "erased_check",
+    "erased_run", "erased_timeline",
+]  # fmt: skip
+
 ERASER_ROLE = "eraser"
 CANCEL_WAIT_SECONDS = 30.0
 MAX_REASON = 500
+
+
+@dataclass(frozen=True)
+class ErasedCheck:
+    """An erased run's log against what its erasure recorded."""
+
+    record: erasure.ErasedRun
+    events: int
+    log_digest: str
+
+    @property
+    def intact(self) -> bool:
+        return (self.events, self.log_digest) == (self.record.events, self.record.log_digest)
+
+
+def erased_run(ledger: Ledger, run_id: str) -> erasure.ErasedRun | None:
+    """The erasure the run's content went in, if it was erased."""
+    return erasure.erased_run(ledger, run_id)
+
+
+def erased_check(ledger: Ledger, run_id: str) -> ErasedCheck | None:
+    """``None`` unless the run's content was erased."""
+    record = erasure.erased_run(ledger, run_id)
+    if record is None:
+        return None
+    return ErasedCheck(record, *erasure.log_digest(ledger, run_id))
+
+
+def erased_timeline(ledger: Ledger, run_id: str) -> list[str]:
+    """An erased run's timeline: what the log still says of each event (its kind and digest)."""
+    return [
+        f"#{seq:<3} {kind}  (erased; sha256 {digest[:16]}…)"
+        for seq, kind, digest in erasure.log_entries(ledger, run_id)
+    ]
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,10 @@ from sqlalchemy.engine import make_url
 from agentledger.app.backups import backup as back_up
 from agentledger.app.backups import restore as restore_into
 from agentledger.app.config import Settings
+from agentledger.app.erasure import erased_check
 from agentledger.app.errors import NotFound
 from agentledger.app.history import recorded_state
+from agentledger.app.payloads import subject_sealer
 from agentledger.app.stack import open_ledger, require_ledger
 from agentledger.app.temporal import connect
 from agentledger.cli._common import say
@@ -37,7 +39,7 @@ async def backup(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def restore(settings: Settings, args: argparse.Namespace) -> int:
-    done = restore_into(settings.ledger_url, args.path)
+    done = restore_into(settings.ledger_url, args.path, subject_sealer(settings))
     where = make_url(settings.ledger_url).render_as_string(hide_password=True)
     runs, events = len(done.run_ids), done.events
     say(f"restored {runs} runs into {where}; read models rebuilt from {events} events")
@@ -48,7 +50,8 @@ async def restore(settings: Settings, args: argparse.Namespace) -> int:
     say(
         f"· {len(found['match'])} runs match Temporal's history, {len(found['differ'])} differ, "
         f"{len(found['behind'])} are behind it (events recorded after the backup: the ledger "
-        f"lacks them), {len(found['missing'])} have no history there (retention, another server)"
+        f"lacks them), {len(found['missing'])} have no history there (retention, another "
+        f"server), {len(found['erased'])} were erased (their logs' digests intact)"
     )
     for run_id in (*found["differ"], *found["behind"]):
         say(f"check: {run_id} (agentledger verify {run_id})")
@@ -58,8 +61,13 @@ async def restore(settings: Settings, args: argparse.Namespace) -> int:
 async def _compared(settings: Settings, run_ids: tuple[str, ...]) -> dict[str, list[str]]:
     """Each restored run's projection against the state its Temporal history records."""
     client, ledger = await connect(settings), open_ledger(settings)
-    found: dict[str, list[str]] = {"match": [], "differ": [], "behind": [], "missing": []}
+    found: dict[str, list[str]] = {
+        "match": [], "differ": [], "behind": [], "missing": [], "erased": [],
+    }  # fmt: skip
     for run_id in run_ids:
+        if (erased := erased_check(ledger, run_id)) is not None:  # its history went with it
+            found["erased" if erased.intact else "differ"].append(run_id)
+            continue
         try:
             live = await recorded_state(client, run_id)
         except NotFound:

@@ -30,5 +30,6 @@ async def erase(settings: Settings, args: argparse.Namespace) -> int:
     )
     for run_id in done.runs:
         say(f"  {run_id}: {done.verified[run_id]} its Temporal history before; history deleted")
+    say("· Temporal removes the deleted histories in the background, within a minute")
     say("· the log keeps each event's kind and digest: `agentledger verify RUN` checks them")
     return 0

@@ -18,6 +18,7 @@ from agentledger.app import runs as run_ops
 from agentledger.app.answer_stream import AnswerFollower, Said
 from agentledger.app.config import Settings
 from agentledger.app.edits import batch_of, typed_edits
+from agentledger.app.erasure import ErasedCheck, erased_check
 from agentledger.app.errors import AgentLedgerError, ConfigError, Refused
 from agentledger.app.history import recorded_state
 from agentledger.app.identity import issuer_for
@@ -251,7 +252,10 @@ async def fork(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def verify(settings: Settings, args: argparse.Namespace) -> int:
-    stored = project(open_ledger(settings).read(args.run_id))
+    ledger = open_ledger(settings)
+    if (erased := erased_check(ledger, args.run_id)) is not None:
+        return verify_erased(args.run_id, erased)
+    stored = project(ledger.read(args.run_id))
     client = await connect(settings)
     # From the history alone: verify starts no worker, sends no query and executes no work.
     live = await recorded_state(client, args.run_id)
@@ -274,3 +278,21 @@ async def verify(settings: Settings, args: argparse.Namespace) -> int:
         return 1
     say("ledger projection matches the live state (as Temporal's history records it)")
     return 0
+
+
+def verify_erased(run_id: str, check: ErasedCheck) -> int:
+    """An erased run: its log's kinds and digests against those its erasure recorded."""
+    record = check.record
+    say(
+        f"erased: {run_id}'s content was erased at {record.erased_at:%Y-%m-%d %H:%M:%S} UTC by "
+        f"{record.erased_by} ({record.erasure_id}); its Temporal history was deleted then"
+    )
+    say(f"before erasure, the ledger's projection {record.verified} Temporal's history")
+    if not check.intact:
+        say(
+            f"differs: the log holds {check.events} event(s), digest {check.log_digest[:16]}…; "
+            f"the erasure recorded {record.events}, {record.log_digest[:16]}…"
+        )
+        return 1
+    say(f"log intact: {check.events} events, each kind and digest as recorded at erasure")
+    return 0 if record.verified in ("matched", "no history") else 1

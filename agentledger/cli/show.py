@@ -14,6 +14,7 @@ import orjson
 
 from agentledger.activities.ledger import Ledger, RunRow
 from agentledger.app.config import Settings
+from agentledger.app.erasure import erased_run, erased_timeline
 from agentledger.app.errors import NotFound
 from agentledger.app.render import packet_text, run_table, timeline
 from agentledger.app.stack import open_ledger
@@ -57,6 +58,11 @@ async def show(settings: Settings, args: argparse.Namespace) -> int:
     ledger = open_ledger(settings)
     if args.list or not args.run_id:
         return list_runs(ledger, args.limit)
+    if (erased := erased_run(ledger, args.run_id)) is not None:
+        say(f"\nTimeline (from the ledger; its content was erased in {erased.erasure_id})")
+        for line in erased_timeline(ledger, args.run_id):
+            say("  " + line)
+        return 0
     events = ledger.read(args.run_id)
     if not events:
         raise NotFound(f"no run {args.run_id} in the ledger at {where(ledger)}")

@@ -25,6 +25,7 @@ from agentledger.app.config import Settings
 from agentledger.app.errors import EvalInputInvalid, Refused
 from agentledger.app.forks import plan_fork, start_fork
 from agentledger.app.identity import Issuer
+from agentledger.app.payloads import KeyRing, ring_path
 from agentledger.app.runtime import Runtime
 from agentledger.domain.evaluation import EvalCase, figures_of, problems
 from agentledger.domain.evaluation.suite import ForkedFrom
@@ -48,9 +49,15 @@ __all__ = [
 
 def eval_settings(settings: Settings, eval_id: str) -> Settings:
     """The eval's own ledger and task queue on the configured Temporal server (one queue for
-    every kind of work: the eval's worker serves them all)."""
+    every kind of work: the eval's worker serves them all), sealed with the parent's key ring
+    (so ``agentledger show --database-url <the eval's ledger>`` reads its runs)."""
+    security = settings.temporal_security
+    if security.payload_codec and security.payload_keys is None:
+        KeyRing.local(settings.data_dir)  # the parent's ring, made if new, seals the eval too
+        security = replace(security, payload_keys=ring_path(settings))
     return replace(
         settings,
+        temporal_security=security,
         data_dir=settings.data_dir / "evals" / eval_id,
         temporal_address=settings.address,  # the parent directory's server, knowingly
         database_url=None,

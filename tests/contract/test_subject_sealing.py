@@ -11,8 +11,14 @@ import pytest
 from sqlalchemy import Text, cast, select
 
 from agentledger.activities import erasure
-from agentledger.activities.ledger import ContentErased, KeyWrap, Ledger, LedgerConflict, Sealer
-from agentledger.activities.ledger import SubjectErased
+from agentledger.activities.ledger import (
+    ContentErased,
+    KeyWrap,
+    Ledger,
+    LedgerConflict,
+    Sealer,
+    SubjectErased,
+)
 from agentledger.activities.ledger._tables import run_events
 from bench.factories import REQUEST, RunScript, principal, refund_run
 

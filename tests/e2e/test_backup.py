@@ -61,6 +61,8 @@ async def test_a_backup_restores_into_an_empty_database_and_every_run_matches_it
         assert "restored 2 runs" in restored.stdout
         assert "2 runs match Temporal's history, 0 differ, 0 are behind" in restored.stdout
         with Ledger.open(target) as copy, Ledger.open(database_url) as original:
+            copy.seal_with(harness.runtime.ledger.sealer)  # the ring that sealed them
+            original.seal_with(harness.runtime.ledger.sealer)
             for run_id in (done, parked):
                 assert project(copy.read(run_id)) == project(original.read(run_id))
             assert [a.run_id for a in copy.approvals(status="pending")] == [parked]

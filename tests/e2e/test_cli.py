@@ -10,9 +10,21 @@ from pathlib import Path
 
 import pytest
 
+from agentledger.activities.ledger import KeyWrap, Ledger, Sealer
+from agentledger.app.payloads import KeyRing
 from bench._stack import free_port
 
 CLI = [sys.executable, "-m", "agentledger.cli"]
+
+
+def embedded_ledger(data_dir: Path | str, url: str | None = None) -> Ledger:
+    """The embedded stack's ledger in ``data_dir`` (or ``url``), opened with the data
+    directory's key ring as the CLI opens it (its runs' events are sealed under their subjects'
+    keys)."""
+    ring = KeyRing.local(Path(data_dir))
+    ledger = Ledger.open(url or f"sqlite:///{Path(data_dir) / 'ledger.db'}")
+    ledger.seal_with(Sealer(KeyWrap(ring.active, ring.keys)))
+    return ledger
 
 
 def embedded_env_at(data_dir: Path, **extra: str) -> dict[str, str]:

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.activities.ledger import Ledger
 from agentledger.app.devserver import DevServer
 from agentledger.domain import events as ev
 from tests.e2e._worker import cli_worker
-from tests.e2e.test_cli import cli, embedded_env_at
+from tests.e2e.test_cli import cli, embedded_env_at, embedded_ledger
 
 pytestmark = pytest.mark.temporal
 
@@ -58,7 +57,7 @@ def test_a_conversation_through_the_cli(env: dict[str, str], worker: None) -> No
 
     approved = cli(env, "approve", run_id, parked.group(1), "--as", "billing_lead_1")
     assert approved.returncode == 0, approved.stderr
-    with Ledger.open(f"sqlite:///{env['AGENTLEDGER_DATA_DIR']}/ledger.db") as ledger:
+    with embedded_ledger(env["AGENTLEDGER_DATA_DIR"]) as ledger:
         kinds = [e.kind for e in ledger.read(run_id)]
         refused = [e for e in ledger.read(run_id) if isinstance(e, ev.ReplyRefused)]
     assert kinds.count("user_replied") == 1 and kinds.count("approval_requested") == 1

@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from agentledger.activities.ledger import Ledger
 from agentledger.domain.events import (
     ApprovalGranted,
     RunCompleted,
@@ -21,7 +20,7 @@ from agentledger.domain.events import (
     ToolReceiptRecorded,
 )
 from agentledger.domain.fold import project
-from tests.e2e.test_cli import CLI, embedded_env_at
+from tests.e2e.test_cli import CLI, embedded_env_at, embedded_ledger
 
 TIMES = 30
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
@@ -86,7 +85,7 @@ def test_approve_with_set_refunds_the_edited_amount_once_and_refuses_a_wider_one
     assert granted.returncode == 0 and "granted" in granted.stdout, granted.stderr
     _many(stack, [["approve", other, other_apr, "--as", "ops_lead_1", "--reject"]])
     _until_ended(stack, [run, other])
-    with Ledger.open(f"sqlite:///{stack['AGENTLEDGER_DATA_DIR']}/ledger.db") as ledger:
+    with embedded_ledger(stack["AGENTLEDGER_DATA_DIR"]) as ledger:
         events = ledger.read(run)
     (edit,) = [e.edit for e in events if isinstance(e, ApprovalGranted)]
     assert edit is not None and edit.approved["amount"] == 20.0
@@ -136,7 +135,7 @@ def test_fork_starts_from_a_fork_point_and_refuses_bad_points_and_roles(
     assert unknown.returncode == 5 and "has no event #999" in unknown.stderr, unknown.stderr
     assert mid.returncode == 5 and "unfinished operation" in mid.stderr, mid.stderr
     assert stranger.returncode == 5 and "missing_role" in stranger.stderr, stranger.stderr
-    with Ledger.open(f"sqlite:///{stack['AGENTLEDGER_DATA_DIR']}/ledger.db") as ledger:
+    with embedded_ledger(stack["AGENTLEDGER_DATA_DIR"]) as ledger:
         fork_events = ledger.read(fork_id)
     assert [e.reason_code for e in fork_events if isinstance(e, ToolCallDenied)] == ["fork_dry"]
     assert apr is not None
@@ -166,7 +165,7 @@ def test_thirty_of_each_command_exit_as_they_should(stack: dict[str, str]) -> No
 
 def _until_ended(env: dict[str, str], run_ids: list[str], timeout: float = 180) -> None:
     """Granted runs go on to pay (the first) or be refused by the system of record (the rest)."""
-    with Ledger.open(f"sqlite:///{env['AGENTLEDGER_DATA_DIR']}/ledger.db") as ledger:
+    with embedded_ledger(env["AGENTLEDGER_DATA_DIR"]) as ledger:
         deadline = time.monotonic() + timeout
         while not all(project(ledger.read(r)).status == "completed" for r in run_ids):
             assert time.monotonic() < deadline, "the granted runs did not finish"

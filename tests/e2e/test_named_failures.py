@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.activities.ledger import Ledger
 from agentledger.app.devserver import DevServer
 from agentledger.domain.fold import project
 from tests.e2e._worker import cli_worker
-from tests.e2e.test_cli import cli
+from tests.e2e.test_cli import cli, embedded_ledger
 
 pytestmark = pytest.mark.temporal
 
@@ -36,7 +35,7 @@ def env(temporal_server: DevServer, tmp_path: Path) -> dict[str, str]:
 
 
 def _answer_of(env: dict[str, str], run_id: str) -> str:
-    with Ledger.open(f"sqlite:///{env['AGENTLEDGER_DATA_DIR']}/ledger.db") as ledger:
+    with embedded_ledger(env["AGENTLEDGER_DATA_DIR"]) as ledger:
         answer = project(ledger.read(run_id)).last_answer
     assert answer is not None
     return answer.answer

@@ -26,7 +26,7 @@ from agentledger.domain import events as ev
 from agentledger.domain.decisions import Claim
 from agentledger.domain.fold import project
 from tests.e2e._worker import cli_worker
-from tests.e2e.test_cli import CLI
+from tests.e2e.test_cli import CLI, embedded_ledger
 
 PACK = "acme-desk"
 REQUEST = "Please close tkt_1001, the export works again."
@@ -178,7 +178,7 @@ def test_the_scaffolds_own_tests_lint_and_strict_types_pass(scaffolded: tuple[Pa
 
 
 def _ledger(env: dict[str, str]) -> Ledger:
-    return Ledger.open(f"sqlite:///{env['AGENTLEDGER_DATA_DIR']}/ledger.db")
+    return embedded_ledger(env["AGENTLEDGER_DATA_DIR"])
 
 
 def _until_completed(env: dict[str, str], run_id: str, timeout: float = 120) -> list[ev.RunEvent]:

@@ -17,6 +17,7 @@ from agentledger.app import packet_views
 from agentledger.app.render import packet_text
 from agentledger.cli.main import main
 from agentledger.domain import events as ev
+from tests.e2e.test_cli import embedded_ledger
 from tests.replay._recorded import read_history
 from tests.replay._stored import (
     Sent,
@@ -44,7 +45,7 @@ def _waiting_with_a_long_request(ledger: Ledger) -> str:
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("show")
-    ledger = Ledger.open(f"sqlite:///{where / 'ledger.db'}")
+    ledger = embedded_ledger(where)
     store_run(ledger, history("refund_approved_v9"))
     _waiting_with_a_long_request(ledger)
     ledger.close()

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from agentledger.activities.ledger import Ledger
 from agentledger.activities.sandboxes import Sandboxes
 from agentledger.app.devserver import DevServer
+from agentledger.app.payloads import ring_path
 from agentledger.app.registry import get_pack
 from agentledger.domain import events as ev
 from agentledger.domain.evaluation import Suite
 from agentledger.evaluation import EvalReport
 from tests._temporal import Harness
+from tests.e2e.test_cli import embedded_ledger
 from tests.eval.test_eval_command import CLI, _env
 from tests.workflows.test_fork import last_boundary, refunds_of
 from tests.workflows.test_refund_run import REQUEST
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.temporal
 
 def cli(harness: Harness, data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = _env(data, harness.settings.address)
+    env["AGENTLEDGER_PAYLOAD_KEYS"] = str(ring_path(harness.settings))  # the worker's ring
     return subprocess.run(
         [*CLI, *args], env=env, capture_output=True, text=True, timeout=600, check=False
     )
@@ -80,7 +82,7 @@ async def test_a_refunded_run_becomes_a_case_that_fails_a_configuration_that_can
     (row,) = [r for r in report.runs if r.configuration == "no-refunds"]
     assert any("create_refund" in p for p in row.problems), row.problems
     (base,) = [r for r in report.runs if r.configuration == "baseline"]
-    with Ledger.open(report.ledger) as eval_ledger:
+    with embedded_ledger(harness.settings.data_dir, report.ledger) as eval_ledger:
         for run in report.runs:
             forked = eval_ledger.read(run.figures.run_id)[1]
             assert isinstance(forked, ev.RunForked)

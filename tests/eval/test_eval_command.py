@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from agentledger.activities.ledger import Ledger
 from agentledger.app.devserver import DevServer
 from agentledger.domain.events import RunStarted
 from agentledger.evaluation import EvalReport
 from agentledger.packs.support.evaluation import SUITE_FILE
+from tests.e2e.test_cli import embedded_ledger
 
 CLI = [sys.executable, "-m", "agentledger.cli"]
 TIGHT = """name = "tight-context"
@@ -99,17 +99,17 @@ def test_two_context_budgets_are_compared_on_real_runs_traced_to_their_manifests
     assert report.significance is not None
     assert (report.significance.pairs, report.significance.pass_rate.only_b) == (4, 2)
     assert report.significance.pass_rate.p_value == pytest.approx(0.5)
-    _traced(report)
+    _traced(report, tmp_path / "data")
     html = out_html.read_text()
     assert html.count("<svg") >= 4
     assert all(r.figures.run_id in html and r.figures.manifest_hash in html for r in report.runs)
 
 
-def _traced(report: EvalReport) -> None:
+def _traced(report: EvalReport, data_dir: Path) -> None:
     """Every run the report names is in the eval's ledger, under the manifest it names, and that
     manifest froze its configuration's context budget."""
     assert len(report.runs) == 8
-    with Ledger.open(report.ledger) as ledger:
+    with embedded_ledger(data_dir, report.ledger) as ledger:
         for row in report.runs:
             events = ledger.read(row.figures.run_id)
             assert isinstance(events[0], RunStarted)

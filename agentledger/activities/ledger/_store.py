@@ -45,7 +45,13 @@ from agentledger.activities.ledger._queries import ReadModelQueries
 from agentledger.activities.ledger._readmodels import apply_read_models
 from agentledger.activities.ledger._streams import AnswerStreams
 from agentledger.activities.ledger._subjects import Sealer, digest_of
-from agentledger.activities.ledger._tables import approvals, receipts, run_events, runs
+from agentledger.activities.ledger._tables import (
+    approvals,
+    erased_runs,
+    receipts,
+    run_events,
+    runs,
+)
 from agentledger.domain.events import EVENT_ADAPTER, RunEvent
 from agentledger.domain.upcasting import upcast
 
@@ -161,14 +167,17 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
             return conn.execute(query).scalar_one_or_none() or 0
 
     def rebuild_read_models(self, run_id: str | None = None) -> int:
-        """Recompute read models from the log (one run, or all); returns the events replayed."""
-        query = _STORED.order_by(run_events.c.run_id, run_events.c.seq)
+        """Recompute read models from the log (one run, or all); returns the events replayed.
+        Erased runs keep the rows their erasure left: their content is gone from the log."""
+        erased = select(erased_runs.c.run_id)
+        query = _STORED.where(run_events.c.run_id.not_in(erased))
+        query = query.order_by(run_events.c.run_id, run_events.c.seq)
         if run_id is not None:
             query = query.where(run_events.c.run_id == run_id)
         replayed = 0
         with self._writing() as conn:
             for table in (runs, approvals, receipts):
-                wipe = delete(table)
+                wipe = delete(table).where(table.c.run_id.not_in(erased))
                 conn.execute(wipe if run_id is None else wipe.where(table.c.run_id == run_id))
             stored = conn.execute(query.execution_options(yield_per=_REBUILD_CHUNK))
             for chunk in stored.partitions():

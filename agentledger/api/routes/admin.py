@@ -1,4 +1,5 @@
-"""Policy documents (add a draft revision, approve one) and the API's own denial log."""
+"""Policy documents (add a draft revision, approve one), subjects' erasure and the API's own
+denial log."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentledger.api import actions
 from agentledger.api.deps import POLICY_APPROVER_ROLE, Ctx, Who, require_role, require_tenant
-from agentledger.api.problems import PROBLEM_RESPONSES
+from agentledger.api.problems import PROBLEM_RESPONSES, ApiProblem, refusal_problem
+from agentledger.app.erasure import ERASER_ROLE, erase
+from agentledger.app.errors import NotFound, Refused
 
 router = APIRouter(prefix="/api", tags=["policies"], responses=PROBLEM_RESPONSES)
 Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][\w.\-]*$")]
@@ -66,3 +69,32 @@ def denials(ctx: Ctx, caller: Who) -> dict[str, Any]:
     require_role(ctx, caller, "approver", "read_denials", caller.principal.tenant_id)
     found = ctx.denials.recent(caller.principal.tenant_id)
     return {"denials": [d.__dict__ for d in found]}
+
+
+class ErasureBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    reason: str = Field(min_length=1, max_length=500)
+
+
+@router.post(
+    "/subjects/{subject_id}/erasure",
+    summary="Erase a subject of the caller's tenant (role eraser): runs cancelled, content "
+    "shredded, Temporal histories deleted; the log's kinds and digests stay to verify",
+)
+async def erase_subject(ctx: Ctx, caller: Who, subject_id: Name, body: ErasureBody) -> Any:
+    require_role(ctx, caller, ERASER_ROLE, "erase_subject", subject_id)
+    try:
+        done = await erase(
+            ctx.client, ctx.ledger, subject_id, by=caller.principal, reason=body.reason
+        )
+    except NotFound as exc:
+        raise ApiProblem(404, "unknown-subject", str(exc)) from None
+    except Refused as exc:
+        raise refusal_problem(exc) from None
+    return {
+        "erasure_id": done.erasure_id,
+        "runs": {run_id: done.verified[run_id] for run_id in done.runs},
+        "cancelled": list(done.cancelled),
+        "affected": done.affected,
+        "by": caller.subject,
+    }

@@ -52,6 +52,12 @@ PRINCIPALS = (
         display_name="Sam Okafor",
     ),
     Principal(
+        user_id="dpo_1",
+        tenant_id=TENANT,
+        roles=frozenset({"eraser"}),
+        display_name="Data protection officer",
+    ),
+    Principal(
         user_id="ops_globex",
         tenant_id="globex",
         roles=frozenset({"approver", "policy_approver"}),

@@ -1,0 +1,103 @@
+"""``agentledger erase`` as a data protection officer runs it, on both backends: a customer's
+finished and in-flight runs are cancelled, shredded and their Temporal histories deleted; no byte
+of their words stays readable in the database; ``verify`` still checks every erased run's log;
+another customer is untouched; bad input is refused by name."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect, text
+from temporalio.service import RPCError, RPCStatusCode
+
+from agentledger.domain.fold import project
+from tests._temporal import Harness
+from tests.e2e.test_backup import cli
+from tests.workflows.test_refund_run import REQUEST
+
+pytestmark = pytest.mark.temporal
+OTHER = "Where is my parcel ord_5100? It has not arrived."
+
+
+async def erase(harness: Harness, db: str, *args: str) -> tuple[int, str, str]:
+    """The CLI in a thread: the harness's worker shares this event loop, and must keep working
+    (the erasure cancels a run it serves)."""
+    done = await asyncio.to_thread(cli, harness, "erase", *args, "--database-url", db)
+    return done.returncode, done.stdout, done.stderr
+
+
+async def gone(harness: Harness, run_id: str, within: float = 90.0) -> bool:
+    """Whether Temporal has deleted the run's history (the server deletes in the background,
+    about half a minute after it is asked)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            await harness.client.get_workflow_handle(run_id).describe()
+        except RPCError as exc:
+            return exc.status == RPCStatusCode.NOT_FOUND
+        await asyncio.sleep(0.2)
+    return False
+
+
+def all_text(harness: Harness, database_url: str) -> bytes:
+    """Every byte the database holds that a reader could get at: the SQLite files themselves;
+    on PostgreSQL, every row of every table as text (what a dump holds)."""
+    if database_url.startswith("sqlite"):
+        base = Path(database_url.removeprefix("sqlite:///"))
+        return b"".join(p.read_bytes() for p in base.parent.glob(base.name + "*"))
+    engine = harness.runtime.ledger.engine
+    with engine.connect() as conn:
+        tables = inspect(conn).get_table_names()
+        rows = [conn.execute(text(f'SELECT t::text FROM "{t}" t')).scalars() for t in tables]
+        return "\n".join(r for found in rows for r in found).encode()
+
+
+async def test_a_customer_is_erased_and_every_erased_run_still_verifies(
+    harness: Harness, database_url: str
+) -> None:
+    parked = await harness.start(REQUEST)
+    await harness.in_inbox(parked)
+    done = await harness.start(REQUEST)
+    (approval,) = await harness.in_inbox(done)
+    await harness.decide(done, approval.approval_id, "ops_lead_1")
+    answer = project(await harness.finish(done)).last_answer
+    assert answer is not None
+    other = await harness.start(OTHER, user="usr_88")
+    await harness.until_approval_or_end(other)
+
+    code, _, err = await erase(harness, database_url, "--subject", "usr_73", "--as", "ops_lead_1",
+                         "--reason", "art. 17 request")  # fmt: skip
+    assert code == 5 and "eraser" in err
+    code, out, err = await erase(harness, database_url, "--subject", "usr_73", "--as", "dpo_1",
+                           "--reason", "art. 17 request of 2026-12-01")  # fmt: skip
+    assert code == 0, err
+    assert out.startswith("era_") and "2 run(s) (1 cancelled in flight)" in out, out
+    assert f"{done}: matched its Temporal history before" in out
+
+    for run_id in (done, parked):
+        checked = cli(harness, "verify", run_id, "--database-url", database_url)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "log intact" in checked.stdout and "dpo_1" in checked.stdout
+    shown = cli(harness, "show", done, "--database-url", database_url)
+    assert shown.returncode == 0 and "run_completed  (erased; sha256" in shown.stdout
+    raw = all_text(harness, database_url)
+    assert REQUEST.encode() not in raw and answer.answer.encode() not in raw
+    assert OTHER.encode() in raw  # the search finds what is there: usr_88 kept theirs
+    assert harness.runtime.ledger.read(other)
+
+    again = await erase(
+        harness, database_url, "--subject", "usr_73", "--as", "dpo_1", "--reason", "x"
+    )
+    assert again[0] == 5 and "already erased" in again[2]
+    unknown = await erase(
+        harness, database_url, "--subject", "usr_999", "--as", "dpo_1", "--reason", "x"
+    )
+    assert unknown[0] == 4 and "usr_999" in unknown[2]
+    back = await harness.start(REQUEST)  # the customer may come back: a new key, a new run
+    assert (await harness.until_approval_or_end(back)).status != "failed"
+    assert harness.runtime.ledger.read(back)
+    if database_url.startswith("sqlite"):  # one backend suffices: the same Temporal server
+        assert await gone(harness, done) and await gone(harness, parked)
