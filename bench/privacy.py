@@ -13,9 +13,13 @@ and one without, drive the same refund run (started, approved, finished) in alte
 
 - ``runs_backed_up``, ``restore_runs_verified``: the sealed stack's ledger backed up (SQLite's
   online backup), restored into a new database, each run checked against its history.
-
-Not measured here (not built): erasure (``ledger_plaintext_hits_after_erase``,
-``runs_affected``, ``runs_verified_after_erase``).
+- ``runs_affected``, ``runs_verified_after_erase``: the customer erased (``app.erasure``) on the
+  sealed stack; each erased run's log checked against its erasure record, as ``verify`` does.
+- ``ledger_plaintext_hits_after_erase``: then the customer's request words and every answer
+  they were given, searched in the raw database files and in a backup made after the erasure,
+  and their order id in every row of agentledger's own tables (0 is the target).
+  ``system_of_record_hits_after_erase`` beside it: the order id in the pack's own tables (the
+  business's records of the order, which an erasure of agent content leaves to the business).
 """
 
 from __future__ import annotations
@@ -29,9 +33,16 @@ import time
 import uuid
 from pathlib import Path
 
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import make_url
+
 from agentledger.activities.ledger import Ledger
+from agentledger.activities.ledger import _tables as ledger_tables
+from agentledger.activities.memory import _tables as memory_tables
+from agentledger.activities.retrieval import _tables as retrieval_tables
 from agentledger.app.backups import backup, restore
 from agentledger.app.devserver import stop_dev_server
+from agentledger.app.erasure import erase, erased_check
 from agentledger.app.history import recorded_state
 from agentledger.domain.fold import project
 from agentledger.packs.support.evaluation import fresh_copy
@@ -80,7 +91,8 @@ async def measure(runs: int) -> dict[str, object]:
                 for sealed in (True, False)
             }
             result = await _rounds(stacks, runs)
-            return {**result, **await _backed_up(stacks[True], root)}
+            backed_up = await _backed_up(stacks[True], root)
+            return {**result, **backed_up, **await _erased(stacks[True], root)}
         finally:
             stop_dev_server(root / "temporal")
 
@@ -117,13 +129,49 @@ async def _backed_up(stack: Harness, root: Path) -> dict[str, object]:
     run's projection checked against the state its (sealed) history records."""
     made = backup(stack.settings.ledger_url, root / "ledger.backup.db")
     target = f"sqlite:///{root / 'restored' / 'ledger.db'}"
-    restored = restore(target, made.path)
+    sealer = stack.runtime.ledger.sealer
+    restored = restore(target, made.path, sealer)
     verified = 0
     with Ledger.open(target) as copy:
+        copy.seal_with(sealer)
         for run_id in restored.run_ids:
             live = await recorded_state(stack.client, run_id)
             verified += project(copy.read(run_id)) == live
     return {"runs_backed_up": made.runs, "restore_runs_verified": verified}
+
+
+async def _erased(stack: Harness, root: Path) -> dict[str, object]:
+    """Every run here is usr_73's: erase them, check each log, then search for their words."""
+    ledger = stack.runtime.ledger
+    answers = [r.answer.encode() for r in ledger.list_runs(limit=100_000) if r.answer]
+    done = await erase(
+        stack.client, ledger, "usr_73", by=stack.principal("dpo_1"), reason="bench.privacy"
+    )
+    checks = [erased_check(ledger, run_id) for run_id in done.runs]
+    copy = backup(stack.settings.ledger_url, root / "ledger.after-erase.db")
+    files = Path(make_url(stack.settings.ledger_url).database or "")
+    raw = b"".join(p.read_bytes() for p in (*files.parent.glob(files.name + "*"), copy.path))
+    words = [REQUEST.split("? ")[1].encode(), b"arrived late", *answers]
+    ours, pack = _order_id_rows(ledger)
+    return {
+        "runs_affected": len(done.runs),
+        "runs_verified_after_erase": sum(c is not None and c.intact for c in checks),
+        "ledger_plaintext_hits_after_erase": sum(raw.count(w) for w in words) + ours,
+        "system_of_record_hits_after_erase": pack,
+    }
+
+
+def _order_id_rows(ledger: Ledger) -> tuple[int, int]:
+    """Rows naming the order id in agentledger's own tables, and in the pack's. Manifests are
+    left out: they freeze the pack's own instructions, whose example names this order."""
+    own = {*ledger_tables.metadata.tables, *memory_tables.metadata.tables,
+           *retrieval_tables.metadata.tables} - {"manifests"}  # fmt: skip
+    hits = {True: 0, False: 0}
+    with ledger.engine.connect() as conn:
+        for table in inspect(conn).get_table_names():
+            rows = conn.execute(text(f'SELECT * FROM "{table}"')).all()
+            hits[table in own] += sum("ord_4821" in str(tuple(row)) for row in rows)
+    return hits[True], hits[False]
 
 
 def main() -> None:
@@ -147,6 +195,11 @@ def main() -> None:
     print(
         f"backed up {result['runs_backed_up']} runs; restored, "
         f"{result['restore_runs_verified']} match their history"
+    )
+    print(
+        f"erased {result['runs_affected']} runs; {result['runs_verified_after_erase']} verify; "
+        f"customer text left: {result['ledger_plaintext_hits_after_erase']} "
+        f"(the order in the business's own tables: {result['system_of_record_hits_after_erase']})"
     )
     print(json.dumps(result))
 

@@ -10,7 +10,7 @@ then on (``SubjectErased``), and names the subject's runs. ``finish``, in one tr
   over the event's exact JSON kept, so the log keeps its structure and digests;
 - records each run's log digest (``erased_runs``), to be checked against later (``verify``);
 - deletes what is derived from the content: packets, full tool outputs, answer streams, the
-  subject's memories and memory caches; blanks the read models' text;
+  subject's memories and memory caches; blanks the read models' text and idempotency keys;
 - records the erasure (``erasures``): who, when, why, what was affected, the subject named by a
   digest only.
 
@@ -42,6 +42,7 @@ from agentledger.activities.ledger._tables import (
     context_packets,
     erased_runs,
     erasures,
+    receipts,
     run_events,
     runs,
     subject_keys,
@@ -256,6 +257,9 @@ def _drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
     )
     conn.execute(
         update(approvals).where(approvals.c.run_id.in_(run_ids)).values(arguments={}, reason=None)
+    )
+    conn.execute(  # keys are made of the call's arguments (an order id, say)
+        update(receipts).where(receipts.c.run_id.in_(run_ids)).values(idempotency_key=None)
     )
     return counts
 

@@ -81,3 +81,24 @@ async def test_an_operator_forks_a_run_at_a_fork_point_and_bad_points_are_422(
     started = harness.runtime.ledger.read(body["run_id"])[1]
     assert isinstance(started, ev.RunForked) and started.assertion is not None
     assert started.assertion.on_behalf_of_token_id is not None  # traced to the caller's token
+
+
+async def test_a_data_protection_officer_erases_a_customer_and_their_run_reads_410(
+    http: Http, harness: Harness
+) -> None:
+    run_id, _ = await pending_refund(http, harness)
+    url = "/api/subjects/usr_73/erasure"
+    refused = await http("ops_lead_1").post(url, json={"reason": "asked by phone"})
+    assert refused.status_code == 403 and refused.json()["reason_code"] == "missing_role"
+
+    erased = await http("dpo_1").post(url, json={"reason": "art. 17 request"})
+    assert erased.status_code == 200, erased.text
+    body = erased.json()
+    assert body["runs"] == {run_id: "matched"} and body["cancelled"] == [run_id]
+    assert body["by"] == "dpo_1" and body["erasure_id"].startswith("era_")
+    gone = await http("ops_lead_1").get(f"/api/runs/{run_id}")
+    assert gone.status_code == 410 and gone.json()["type"].endswith("content-erased"), gone.text
+    again = await http("dpo_1").post(url, json={"reason": "art. 17 request"})
+    assert again.status_code == 409 and again.json()["reason_code"] == "already_erased"
+    nobody = await http("dpo_1").post("/api/subjects/usr_999/erasure", json={"reason": "x"})
+    assert nobody.status_code == 404, nobody.text
