@@ -13,6 +13,7 @@ from datetime import datetime
 
 from temporalio import activity
 
+from agentledger.activities._final import erased_is_final
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.memory._store import MemoryStore
 from agentledger.activities.messages import (
@@ -41,7 +42,8 @@ class MemoryActivities(MemorySteps, HousekeepingSteps):
 
     @activity.defn(name="propose_memory")
     def propose_memory(self, params: ProposeMemoryInput) -> list[ProposedMemory]:
-        self._ledger.append(params.outbox)
+        with erased_is_final():
+            self._ledger.append(params.outbox)
         return [
             self._admit(event, params.principal, params.now)
             for event in params.outbox

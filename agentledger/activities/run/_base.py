@@ -9,6 +9,7 @@ from functools import lru_cache
 from temporalio.exceptions import ApplicationError
 
 from agentledger.activities import _telemetry
+from agentledger.activities._final import erased_is_final
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.memory import MemoryStore
 from agentledger.activities.messages import ActivityQueues
@@ -47,7 +48,8 @@ class RunBase:
         self._contracts = lru_cache(maxsize=256)(self._load_contracts)
 
     def _append(self, events: list[RunEvent]) -> int:
-        appended = self._ledger.append(events)
+        with erased_is_final():
+            appended = self._ledger.append(events)
         _telemetry.log_recorded(events)
         return appended
 

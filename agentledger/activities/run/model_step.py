@@ -7,6 +7,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentledger.activities import _telemetry
+from agentledger.activities._final import erased_is_final
 from agentledger.activities.messages import ModelStepInput, ModelStepResult
 from agentledger.activities.models import ReplyTap, decide_along_chain
 from agentledger.activities.packets import build_step_packet, decided
@@ -72,7 +73,7 @@ class ModelStepping(RunBase):
         """The outbox and the packet about to be sent, in one transaction (one commit per
         step), both stored before the model is called. Building the packet reads nothing the
         outbox writes, so it may come first."""
-        with self._ledger.begin() as conn:
+        with erased_is_final(), self._ledger.begin() as conn:
             self._ledger.append_in(conn, params.outbox)
             self._ledger.put_packet_in(
                 conn, packet.packet_hash, params.run_id, params.step, packet.model_dump(mode="json")
