@@ -21,7 +21,6 @@ the freed pages hold no byte of what was there.
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 import uuid
 from collections.abc import Mapping, Sequence
@@ -30,8 +29,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from sqlalchemy import Connection, Text, cast, delete, func, inspect, select, text, update
+from sqlalchemy import Connection, delete, func, inspect, select, text, update
 
+from agentledger.activities.erasure_log import log_rows, run_digest, subject_digest
 from agentledger.activities.ledger import Ledger, LedgerError
 from agentledger.activities.ledger._codec import PreEncoded
 from agentledger.activities.ledger._subjects import SEALED, digest_of, subject_key_id
@@ -76,20 +76,6 @@ class Erased:
     erased_at: datetime
     runs: tuple[str, ...]
     affected: Mapping[str, int]
-
-
-@dataclass(frozen=True)
-class ErasedRun:
-    erasure_id: str
-    erased_at: datetime
-    erased_by: str
-    events: int
-    log_digest: str
-    verified: str
-
-
-def subject_digest(tenant_id: str, subject_id: str) -> str:
-    return hashlib.sha256(f"{tenant_id}\0{subject_id}".encode()).hexdigest()
 
 
 def begin(ledger: Ledger, tenant_id: str, subject_id: str) -> Begun:
@@ -144,18 +130,11 @@ def finish(
                 state="erased", kek_id=None, wrapped=None, erased_at=now
             )
         )
-        conn.execute(
-            erasures.insert().values(
-                erasure_id=erasure_id,
-                tenant_id=tenant,
-                subject_digest=subject_digest(tenant, subject),
-                erased_by=by,
-                reason=reason,
-                erased_at=now,
-                affected=affected,
-            )
-        )
-    if ledger.engine.dialect.name == "sqlite":
+        record = {"erasure_id": erasure_id, "tenant_id": tenant, "erased_by": by,
+                  "subject_digest": subject_digest(tenant, subject), "reason": reason,
+                  "erased_at": now, "affected": affected}  # fmt: skip
+        conn.execute(erasures.insert().values(record))
+    if ledger.engine.dialect.name == "sqlite":  # the WAL's copies of the old pages, gone
         with ledger.engine.connect() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     if ledger.sealer is not None:
@@ -163,57 +142,10 @@ def finish(
     return Erased(erasure_id, now, begun.runs, affected)
 
 
-def erased_run(ledger: Ledger, run_id: str) -> ErasedRun | None:
-    """The erasure a run's content went in, with the log digest recorded then."""
-    query = (
-        select(
-            erasures.c.erasure_id,
-            erasures.c.erased_at,
-            erasures.c.erased_by,
-            erased_runs.c.events,
-            erased_runs.c.log_digest,
-            erased_runs.c.verified,
-        )
-        .join(erasures, erasures.c.erasure_id == erased_runs.c.erasure_id)
-        .where(erased_runs.c.run_id == run_id)
-    )
-    with ledger.engine.connect() as conn:
-        row = conn.execute(query).first()
-    return None if row is None else ErasedRun(*row)
-
-
-def log_entries(ledger: Ledger, run_id: str) -> list[tuple[int, str, str]]:
-    """The run's log as (seq, kind, digest of the event): readable with or without content."""
-    with ledger.engine.connect() as conn:
-        return [(seq, kind, digest_of(t)) for seq, kind, t in conn.execute(_log_query(run_id))]
-
-
-def log_digest(ledger: Ledger, run_id: str) -> tuple[int, str]:
-    """How many events the run's log holds, and the digest over their seq, kind and digests."""
-    entries = log_entries(ledger, run_id)
-    return len(entries), _digest(entries)
-
-
-def _log_query(run_id: str) -> Any:
-    payload = cast(run_events.c.payload, Text)
-    return (
-        select(run_events.c.seq, run_events.c.kind, payload)
-        .where(run_events.c.run_id == run_id)
-        .order_by(run_events.c.seq)
-    )
-
-
-def _digest(lines: Any) -> str:
-    hashed = hashlib.sha256()
-    for seq, kind, digest in lines:
-        hashed.update(f"{seq} {kind} {digest}\n".encode())
-    return hashed.hexdigest()
-
-
 def _shred_run(conn: Connection, run_id: str, erasure_id: str, verified: str) -> int:
     """Seal the run's clear events under a key nobody keeps; record its log digest."""
     throwaway, key_id = AESGCM(AESGCM.generate_key(bit_length=256)), f"shredded_{erasure_id}"
-    rows = list(conn.execute(_log_query(run_id)))
+    rows = log_rows(conn, run_id)
     for seq, _, stored in rows:
         if stored.startswith(SEALED):
             continue  # its subject key is destroyed below
@@ -223,7 +155,7 @@ def _shred_run(conn: Connection, run_id: str, erasure_id: str, verified: str) ->
         envelope = f'{SEALED}"{key_id}","sha256":"{sha}","data":"{data}"}}'
         of_row = (run_events.c.run_id == run_id) & (run_events.c.seq == seq)
         conn.execute(update(run_events).where(of_row).values(payload=_raw(envelope)))
-    digest = _digest((seq, kind, digest_of(t)) for seq, kind, t in rows)
+    digest = run_digest((seq, kind, digest_of(t)) for seq, kind, t in rows)
     conn.execute(
         erased_runs.insert().values(
             run_id=run_id,

@@ -5,7 +5,7 @@ In order, so that nothing is half-erased:
 
 1. ``activities.erasure.begin``: the subject's key is marked ``erasing``; from then on no run
    of theirs stores anything, so a run started meanwhile is refused, never half-erased.
-2. Their runs in flight are cancelled (Temporal cancellation, recorded as ``run_cancelled``),
+2. Their runs in flight are cancelled (Temporal cancellation: each records how it ended),
    and each run's ledger projection is compared with its Temporal history, as ``verify`` does.
 3. ``activities.erasure.finish``: the ledger's content is shredded and the erasure recorded.
 4. Each run's Temporal history is deleted: the server holds no byte of it any more.
@@ -23,7 +23,8 @@ from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentledger.activities import erasure
+from agentledger.activities import erasure, erasure_log
+from agentledger.activities.erasure_log import ErasedRun
 from agentledger.activities.ledger import ContentErased, Ledger
 from agentledger.app.errors import NotFound, Refused
 from agentledger.app.history import recorded_state
@@ -44,7 +45,7 @@ MAX_REASON = 500
 class ErasedCheck:
     """An erased run's log against what its erasure recorded."""
 
-    record: erasure.ErasedRun
+    record: ErasedRun
     events: int
     log_digest: str
 
@@ -53,24 +54,24 @@ class ErasedCheck:
         return (self.events, self.log_digest) == (self.record.events, self.record.log_digest)
 
 
-def erased_run(ledger: Ledger, run_id: str) -> erasure.ErasedRun | None:
+def erased_run(ledger: Ledger, run_id: str) -> ErasedRun | None:
     """The erasure the run's content went in, if it was erased."""
-    return erasure.erased_run(ledger, run_id)
+    return erasure_log.erased_run(ledger, run_id)
 
 
 def erased_check(ledger: Ledger, run_id: str) -> ErasedCheck | None:
     """``None`` unless the run's content was erased."""
-    record = erasure.erased_run(ledger, run_id)
+    record = erasure_log.erased_run(ledger, run_id)
     if record is None:
         return None
-    return ErasedCheck(record, *erasure.log_digest(ledger, run_id))
+    return ErasedCheck(record, *erasure_log.log_digest(ledger, run_id))
 
 
 def erased_timeline(ledger: Ledger, run_id: str) -> list[str]:
     """An erased run's timeline: what the log still says of each event (its kind and digest)."""
     return [
         f"#{seq:<3} {kind}  (erased; sha256 {digest[:16]}…)"
-        for seq, kind, digest in erasure.log_entries(ledger, run_id)
+        for seq, kind, digest in erasure_log.log_entries(ledger, run_id)
     ]
 
 

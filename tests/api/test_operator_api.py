@@ -11,8 +11,9 @@ from agentledger.domain import events as ev
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.forks import boundaries
 from tests._temporal import Harness
-from tests.api.conftest import Http
+from tests.api.conftest import Http, Signer
 from tests.api.test_runs_api import pending_refund
+from tests.workflows.test_refund_run import REQUEST
 
 pytestmark = pytest.mark.temporal
 
@@ -84,7 +85,7 @@ async def test_an_operator_forks_a_run_at_a_fork_point_and_bad_points_are_422(
 
 
 async def test_a_data_protection_officer_erases_a_customer_and_their_run_reads_410(
-    http: Http, harness: Harness
+    http: Http, harness: Harness, local_signer: Signer
 ) -> None:
     run_id, _ = await pending_refund(http, harness)
     url = "/api/subjects/usr_73/erasure"
@@ -98,6 +99,11 @@ async def test_a_data_protection_officer_erases_a_customer_and_their_run_reads_4
     assert body["by"] == "dpo_1" and body["erasure_id"].startswith("era_")
     gone = await http("ops_lead_1").get(f"/api/runs/{run_id}")
     assert gone.status_code == 410 and gone.json()["type"].endswith("content-erased"), gone.text
+    browser = http("")
+    await browser.post("/login", data={"token": local_signer.token("ops_lead_1")})
+    page = await browser.get(f"/ui/runs/{run_id}")  # the inspector says so, by kind and digest
+    assert page.status_code == 200 and "Erased:" in page.text and "approval_requested" in page.text
+    assert REQUEST not in page.text
     again = await http("dpo_1").post(url, json={"reason": "art. 17 request"})
     assert again.status_code == 409 and again.json()["reason_code"] == "already_erased"
     nobody = await http("dpo_1").post("/api/subjects/usr_999/erasure", json={"reason": "x"})

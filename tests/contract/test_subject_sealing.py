@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Text, cast, select
 
-from agentledger.activities import erasure
+from agentledger.activities import erasure, erasure_log
 from agentledger.activities.ledger import (
     ContentErased,
     KeyWrap,
@@ -77,7 +77,7 @@ def test_erasure_shreds_the_log_keeps_its_digests_and_refuses_a_second_time(
     sealed.append(refund_run("run-other", finish=False).events[:1])  # another subject's
     other = RunScript("run-o")
     sealed.append([other.started("Where is my parcel?", who=principal("usr_88"))])
-    digest_before = erasure.log_digest(sealed, "run-1")
+    digest_before = erasure_log.log_digest(sealed, "run-1")
 
     begun = erasure.begin(sealed, "acme", "usr_73")
     assert set(begun.runs) == {"run-1", "run-2", "run-other"}
@@ -89,8 +89,8 @@ def test_erasure_shreds_the_log_keeps_its_digests_and_refuses_a_second_time(
     assert done.affected["runs"] == 3
     with pytest.raises(ContentErased):
         sealed.read("run-1")
-    assert erasure.log_digest(sealed, "run-1") == digest_before
-    record = erasure.erased_run(sealed, "run-1")
+    assert erasure_log.log_digest(sealed, "run-1") == digest_before
+    record = erasure_log.erased_run(sealed, "run-1")
     assert record is not None and (record.events, record.log_digest) == digest_before
     assert record.erased_by == "dpo_1" and record.verified == "no history"
     row = sealed.get_run("run-1")
@@ -113,11 +113,11 @@ def test_erasure_shreds_runs_stored_in_clear_too(ledger: Ledger) -> None:
     """A ledger that never sealed (the codec off) still erases: its events are sealed then
     under a key nobody keeps."""
     ledger.append(refund_run().events)
-    digest = erasure.log_digest(ledger, "run-1")
+    digest = erasure_log.log_digest(ledger, "run-1")
     erasure.finish(ledger, erasure.begin(ledger, "acme", "usr_73"), by="dpo_1", reason="r",
                    verified={"run-1": "matched"})  # fmt: skip
 
     assert all(t.startswith('{"sealed":"shredded_') for t in stored_payloads(ledger, "run-1"))
-    assert erasure.log_digest(ledger, "run-1") == digest
+    assert erasure_log.log_digest(ledger, "run-1") == digest
     with pytest.raises(ContentErased):
         ledger.read("run-1")

@@ -31,6 +31,7 @@ from agentledger.api.deps import (
 from agentledger.api.problems import ApiProblem
 from agentledger.api.ui_pages import inbox_items, run_page
 from agentledger.app.edits import changed_fields, typed_edits
+from agentledger.app.erasure import erased_run, erased_timeline
 from agentledger.app.errors import ConfigError
 
 templates = Jinja2Templates(directory=Path(__file__).parents[1] / "templates")
@@ -184,6 +185,9 @@ async def _form_edits(
 @router.get("/ui/runs/{run_id}")
 def run(ctx: Ctx, caller: UiWho, request: Request, run_id: str, notice: str = "") -> HTMLResponse:
     row = visible_run(ctx, caller, run_id)
+    if (erased := erased_run(ctx.ledger, run_id)) is not None:
+        timeline = erased_timeline(ctx.ledger, run_id)
+        return page(request, "erased.html", run=row, erased=erased, timeline=timeline)
     return page(request, "run.html", notice=notice, **run_page(ctx, row))
 
 
