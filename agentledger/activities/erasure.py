@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -116,13 +116,13 @@ def finish(
             conn.exec_driver_sql("PRAGMA secure_delete = ON")
         tenant, subject = begun.tenant_id, begun.subject_id
         events = sum(
-            _shred_run(conn, run_id, erasure_id, verified.get(run_id, "no history"))
+            shred_run(conn, run_id, erasure_id, verified.get(run_id, "no history"))
             for run_id in begun.runs
         )
         affected = {
             "runs": len(begun.runs),
             "events": events,
-            **_drop_derived(conn, begun.runs),
+            **drop_derived(conn, begun.runs),
             **_forget(conn, tenant, subject),
         }
         conn.execute(
@@ -142,29 +142,32 @@ def finish(
     return Erased(erasure_id, now, begun.runs, affected)
 
 
-def _shred_run(conn: Connection, run_id: str, erasure_id: str, verified: str) -> int:
-    """Seal the run's clear events under a key nobody keeps; record its log digest."""
+def shred_run(
+    conn: Connection,
+    run_id: str,
+    erasure_id: str,
+    verified: str,
+    opener: Callable[[Connection, list[str]], list[str]] | None = None,
+) -> int:
+    """Seal the run's events under a key nobody keeps (the clear ones; with ``opener``, the
+    ones sealed under a subject key that lives on too); record its log digest. Each envelope
+    keeps the digest of the event it holds, so the log digest does not change."""
     throwaway, key_id = AESGCM(AESGCM.generate_key(bit_length=256)), f"shredded_{erasure_id}"
     rows = log_rows(conn, run_id)
     for seq, _, stored in rows:
-        if stored.startswith(SEALED):
-            continue  # its subject key is destroyed below
-        nonce = os.urandom(NONCE)
-        data = base64.b64encode(nonce + throwaway.encrypt(nonce, stored.encode(), None)).decode()
+        if stored.startswith(SEALED) and opener is None:
+            continue  # its subject key is destroyed with this erasure
         sha = digest_of(stored)
+        clear = opener(conn, [stored])[0] if stored.startswith(SEALED) and opener else stored
+        nonce = os.urandom(NONCE)
+        data = base64.b64encode(nonce + throwaway.encrypt(nonce, clear.encode(), None)).decode()
         envelope = f'{SEALED}"{key_id}","sha256":"{sha}","data":"{data}"}}'
         of_row = (run_events.c.run_id == run_id) & (run_events.c.seq == seq)
         conn.execute(update(run_events).where(of_row).values(payload=_raw(envelope)))
     digest = run_digest((seq, kind, digest_of(t)) for seq, kind, t in rows)
-    conn.execute(
-        erased_runs.insert().values(
-            run_id=run_id,
-            erasure_id=erasure_id,
-            events=len(rows),
-            log_digest=digest,
-            verified=verified,
-        )
-    )
+    record = {"run_id": run_id, "erasure_id": erasure_id, "events": len(rows),
+              "log_digest": digest, "verified": verified}  # fmt: skip
+    conn.execute(erased_runs.insert().values(record))
     return len(rows)
 
 
@@ -173,7 +176,7 @@ def _raw(envelope: str) -> PreEncoded:
     return PreEncoded(envelope.encode())
 
 
-def _drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
+def drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
     counts = {}
     for name, table in (
         ("packets", context_packets),

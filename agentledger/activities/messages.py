@@ -87,6 +87,8 @@ class HousekeepingInput(_Message):
 class PrunedLeftovers(_Message):
     answer_streams: int
     sandboxes: int
+    runs_shredded: int = 0
+    """Runs whose content expired under their tenant's retention (0 in firings before it)."""
 
 
 class HousekeepingDone(_Message):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agentledger.app.errors import ConfigError, in_words
 from agentledger.app.frontend import TemporalSecurity as TemporalSecurity
 from agentledger.app.frontend import temporal_security as temporal_security
+from agentledger.domain.retention import parse_retention
 
 if TYPE_CHECKING:
     from agentledger.activities.models import ProviderConfig
@@ -75,6 +76,10 @@ class Settings:
     """How long after a run ends what it left beside its log is kept: its answer streams and a
     fork's sandbox (``AGENTLEDGER_ENDED_RUNS_KEPT_HOURS``); housekeeping drops them after that
     (``activities.leftovers``). The log, with the recorded answer, is kept."""
+
+    content_retention: Mapping[str, int] = field(default_factory=dict)
+    """Days each tenant keeps run content after a run ends (``AGENTLEDGER_CONTENT_RETENTION``,
+    ``domain.retention``); empty: kept until erased."""
 
     metrics_port: int | None = None
     """Serve ``/metrics`` on this port (worker and dev; ``None``: no metrics at all)."""
@@ -138,6 +143,13 @@ class Settings:
 def _int(name: str, default: int) -> int:
     found = _optional_int(name)
     return default if found is None else found
+
+
+def _retention(raw: str) -> dict[str, int]:
+    try:
+        return parse_retention(raw)
+    except ValueError as exc:
+        raise ConfigError(f"AGENTLEDGER_CONTENT_RETENTION={raw!r}: {exc}") from None
 
 
 def _optional_path(name: str) -> Path | None:
@@ -261,6 +273,7 @@ def from_environment() -> Settings:
         temporal_security=temporal_security(os.environ),
         max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", 1000),
         ended_runs_kept_hours=_int("AGENTLEDGER_ENDED_RUNS_KEPT_HOURS", 24),
+        content_retention=_retention(env("AGENTLEDGER_CONTENT_RETENTION", "")),
         metrics_port=_optional_int("AGENTLEDGER_METRICS_PORT"),
         metrics_host=env("AGENTLEDGER_METRICS_HOST") or "0.0.0.0",
         trusted_keys_file=_optional_path("AGENTLEDGER_TRUSTED_KEYS"),

@@ -232,7 +232,9 @@ class Runtime:
                 run.fork_point,
                 run.append_events,
                 *MemoryActivities(self.ledger, memory).all(),
-                LeftoverActivities(self.ledger, self.settings.ended_runs_kept).prune_ended_runs,
+                LeftoverActivities(
+                    self.ledger, self.settings.ended_runs_kept, self.settings.content_retention
+                ).prune_ended_runs,
                 *DirectoryActivities(
                     self.ledger, self.settings.revoked_keys, self.settings.issuer_tenants
                 ).all(),

@@ -43,7 +43,7 @@ _COMMANDS = {
             "whoami",
         )
     },
-    "verify": "agentledger.cli.runs:verify",
+    "verify": "agentledger.cli.verify:verify",
     "demo": "agentledger.cli.demo:demo",
     "show": "agentledger.cli.show:show",
     "approvals": "agentledger.cli.show:approvals",

@@ -1,6 +1,6 @@
-"""``agentledger run``, ``approve``, ``reply`` and ``verify``, and what ``run --wait``/``reply
---wait`` say about a run that stopped to wait: on an approval, on its customer, or because it
-ended."""
+"""``agentledger run``, ``approve``, ``reply``, ``cancel``, ``steer`` and ``fork``, and what
+``run --wait``/``reply --wait`` say about a run that stopped to wait: on an approval, on its
+customer, or because it ended (``verify`` is ``cli.verify``)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,7 @@ from agentledger.app import runs as run_ops
 from agentledger.app.answer_stream import AnswerFollower, Said
 from agentledger.app.config import Settings
 from agentledger.app.edits import batch_of, typed_edits
-from agentledger.app.erasure import ErasedCheck, erased_check
 from agentledger.app.errors import AgentLedgerError, ConfigError, Refused
-from agentledger.app.history import recorded_state
 from agentledger.app.identity import issuer_for
 from agentledger.app.registry import UnknownPack, get_pack
 from agentledger.app.request_check import request_refusal
@@ -29,7 +27,6 @@ from agentledger.app.temporal import connect
 from agentledger.cli._common import open_runtime, say, with_model
 from agentledger.domain.conversation import closed, ended
 from agentledger.domain.events import RunFailed
-from agentledger.domain.fold import project
 from agentledger.domain.state import WorkingState
 from agentledger.domain.workorder import ModelOverride
 
@@ -249,50 +246,3 @@ async def fork(settings: Settings, args: argparse.Namespace) -> int:
     return await report(
         client, await run_ops.wait_for(client, run_id, pending_approval=True), ledger
     )
-
-
-async def verify(settings: Settings, args: argparse.Namespace) -> int:
-    ledger = open_ledger(settings)
-    if (erased := erased_check(ledger, args.run_id)) is not None:
-        return verify_erased(args.run_id, erased)
-    stored = project(ledger.read(args.run_id))
-    client = await connect(settings)
-    # From the history alone: verify starts no worker, sends no query and executes no work.
-    live = await recorded_state(client, args.run_id)
-    stuck = await run_ops.stuck_activity(client, args.run_id)
-    ours, theirs = stored.model_dump(mode="json"), live.model_dump(mode="json")
-    differences = [key for key in ours if ours[key] != theirs.get(key)]
-    for key in differences:
-        say(f"differs: {key}\n  ledger:   {ours[key]}\n  temporal: {theirs.get(key)}")
-    if stored.last_seq < live.last_seq:
-        say(
-            f"note: the ledger holds events up to #{stored.last_seq}, Temporal up to "
-            f"#{live.last_seq} (the newest ride in an activity that has not committed yet)"
-        )
-    if stuck is not None:
-        say(f"stuck: {stuck}")
-    elif live.status == "new":
-        say("stuck: the run has recorded nothing yet")
-    if differences or stuck is not None or live.status == "new":
-        say(f"{len(differences)} field(s) differ" if differences else "the run does not match")
-        return 1
-    say("ledger projection matches the live state (as Temporal's history records it)")
-    return 0
-
-
-def verify_erased(run_id: str, check: ErasedCheck) -> int:
-    """An erased run: its log's kinds and digests against those its erasure recorded."""
-    record = check.record
-    say(
-        f"erased: {run_id}'s content was erased at {record.erased_at:%Y-%m-%d %H:%M:%S} UTC by "
-        f"{record.erased_by} ({record.erasure_id}); its Temporal history was deleted then"
-    )
-    say(f"before erasure, the ledger's projection {record.verified} Temporal's history")
-    if not check.intact:
-        say(
-            f"differs: the log holds {check.events} event(s), digest {check.log_digest[:16]}…; "
-            f"the erasure recorded {record.events}, {record.log_digest[:16]}…"
-        )
-        return 1
-    say(f"log intact: {check.events} events, each kind and digest as recorded at erasure")
-    return 0 if record.verified in ("matched", "no history") else 1

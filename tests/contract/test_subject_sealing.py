@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Text, cast, select
 
-from agentledger.activities import erasure, erasure_log
+from agentledger.activities import erasure, erasure_log, retention
 from agentledger.activities.ledger import (
     ContentErased,
     KeyWrap,
@@ -20,7 +21,8 @@ from agentledger.activities.ledger import (
     SubjectErased,
 )
 from agentledger.activities.ledger._tables import run_events
-from bench.factories import REQUEST, RunScript, principal, refund_run
+from agentledger.domain.retention import parse_retention
+from bench.factories import REQUEST, T0, RunScript, principal, refund_run
 
 RING = KeyWrap("k1", {"k1": os.urandom(32)})
 
@@ -121,3 +123,32 @@ def test_erasure_shreds_runs_stored_in_clear_too(ledger: Ledger) -> None:
     assert erasure_log.log_digest(ledger, "run-1") == digest
     with pytest.raises(ContentErased):
         ledger.read("run-1")
+
+
+def test_retention_shreds_runs_ended_long_enough_ago_and_the_subjects_key_lives_on(
+    sealed: Ledger,
+) -> None:
+    old = refund_run("run-old", start=T0).events
+    recent = refund_run("run-recent", start=T0 + timedelta(days=100)).events
+    sealed.append(old + recent)
+    digest = erasure_log.log_digest(sealed, "run-old")
+    now = T0 + timedelta(days=101)
+
+    assert retention.shred_expired(sealed, {"globex": 30}, now) == 0  # another tenant's policy
+    assert retention.shred_expired(sealed, {"*": 90}, now) == 1
+    with pytest.raises(ContentErased):
+        sealed.read("run-old")
+    assert sealed.read("run-recent") == recent  # the subject's key still opens the rest
+    assert erasure_log.log_digest(sealed, "run-old") == digest
+    record = erasure_log.erased_run(sealed, "run-old")
+    assert record is not None and record.erased_by == "retention"
+    assert retention.shred_expired(sealed, {"acme": 90}, now) == 0  # each run once
+
+
+def test_retention_is_read_as_days_per_tenant() -> None:
+    assert parse_retention("") == {}
+    assert parse_retention("90") == {"*": 90}
+    assert parse_retention("acme=30, *=365") == {"acme": 30, "*": 365}
+    for bad in ("acme", "acme=0", "acme=1,acme=2", "=3", "acme=ninety"):
+        with pytest.raises(ValueError):
+            parse_retention(bad)

@@ -44,7 +44,7 @@ class LedgerBase(SqlStore):
 
     _writing = begin
 
-    def _opened(self, conn: Connection, texts: Sequence[str]) -> list[str]:
+    def open_stored(self, conn: Connection, texts: Sequence[str]) -> list[str]:
         """Stored payloads in clear: sealed ones opened with their subject keys."""
         if self.sealer is not None:
             return self.sealer.open(conn, texts)

@@ -131,7 +131,7 @@ class ReadModelQueries(LedgerBase):
         )
         with self._reading() as conn:
             found = list(conn.execute(query))
-            payloads = self._opened(conn, [payload for _, payload in found])
+            payloads = self.open_stored(conn, [payload for _, payload in found])
         for (recorded_at, _), payload in zip(found, payloads, strict=True):
             if loads(payload).get("approval_id") == approval_id:
                 return recorded_at  # type: ignore[no-any-return]

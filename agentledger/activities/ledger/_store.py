@@ -199,7 +199,7 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
             return load_events(self._opened_rows(conn, rows))
 
     def _opened_rows(self, conn: Connection, rows: list[tuple[int, str]]) -> list[tuple[int, str]]:
-        texts = self._opened(conn, [t for _, t in rows])
+        texts = self.open_stored(conn, [t for _, t in rows])
         return [(v, t) for (v, _), t in zip(rows, texts, strict=True)]
 
     def _encode(self, events: Iterable[RunEvent]) -> list[EncodedEvent]:
@@ -247,7 +247,7 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
                 raise LedgerError(f"run {key[0]} seq {key[1]} was neither inserted nor found")
             if digest_of(text) == hashlib.sha256(e.body).hexdigest():
                 continue
-            text = self._opened(conn, [text])[0]
+            text = self.open_stored(conn, [text])[0]
             if not _same_event(loads(text), e):
                 raise LedgerConflict(*key, f"stored {loads(text).get('kind')}, got {e.event.kind}")
 
