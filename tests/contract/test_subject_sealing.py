@@ -3,13 +3,14 @@ key, readable with the ring, and erased for good while the log keeps its structu
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Text, cast, select
+from sqlalchemy import Text, cast, select, update
 
 from agentledger.activities import erasure, erasure_log, retention
 from agentledger.activities.ledger import (
@@ -17,6 +18,7 @@ from agentledger.activities.ledger import (
     KeyWrap,
     Ledger,
     LedgerConflict,
+    LedgerError,
     Sealer,
     SubjectErased,
 )
@@ -152,3 +154,28 @@ def test_retention_is_read_as_days_per_tenant() -> None:
     for bad in ("acme", "acme=0", "acme=1,acme=2", "=3", "acme=ninety"):
         with pytest.raises(ValueError):
             parse_retention(bad)
+
+
+def test_a_late_event_of_an_erased_run_is_refused_and_an_altered_one_is_named(
+    sealed: Ledger,
+) -> None:
+    script = refund_run("run-1")
+    sealed.append(script.events)
+    erasure.finish(sealed, erasure.begin(sealed, "acme", "usr_73"), by="d", reason="r",
+                   verified={})  # fmt: skip
+    sealed.seal_with(Sealer(RING))  # another worker: nothing cached about the run
+    with pytest.raises(SubjectErased, match="erased"):
+        sealed.append([script.step()])  # never under a new key of the subject
+
+    other = RunScript("run-o")
+    sealed.append([other.started("Where is my parcel?", who=principal("usr_88"))])
+    stored = stored_payloads(sealed, "run-o")[0]
+    envelope = json.loads(stored)
+    data = envelope["data"]
+    envelope["data"] = data[:8] + ("B" if data[8] == "A" else "A") + data[9:]
+    with sealed.engine.begin() as conn:
+        conn.execute(
+            update(run_events).where(run_events.c.run_id == "run-o").values(payload=envelope)
+        )
+    with pytest.raises(LedgerError, match="altered"):
+        sealed.read("run-o")

@@ -30,7 +30,7 @@ from sqlalchemy import Connection, func, select
 from agentledger.activities._sql import insert_for
 from agentledger.activities.ledger._codec import EncodedEvent, PreEncoded
 from agentledger.activities.ledger._errors import LedgerError, PayloadRejected
-from agentledger.activities.ledger._tables import runs, subject_keys
+from agentledger.activities.ledger._tables import erased_runs, runs, subject_keys
 from agentledger.domain.events import RunStarted
 
 SEALED = '{"sealed":'
@@ -127,7 +127,13 @@ class Sealer:
         for i, envelope in envelopes.items():
             key_id = envelope["sealed"]
             raw = base64.b64decode(envelope["data"])
-            opened[i] = ciphers[key_id].decrypt(raw[:NONCE], raw[NONCE:], key_id.encode()).decode()
+            try:
+                clear = ciphers[key_id].decrypt(raw[:NONCE], raw[NONCE:], key_id.encode())
+            except InvalidTag:
+                raise LedgerError(
+                    f"a stored event sealed under {key_id} fails authentication: it was altered"
+                ) from None
+            opened[i] = clear.decode()
         return opened
 
     def forget(self, run_ids: Sequence[str]) -> None:
@@ -163,6 +169,9 @@ class Sealer:
             row = conn.execute(query).one_or_none()
             if row is None:
                 raise SubjectErased(f"run {run_id} has no run_started to name its subject")
+            erased = select(erased_runs.c.run_id).where(erased_runs.c.run_id == run_id)
+            if conn.execute(erased).first() is not None:  # never a new key for a shredded run
+                raise SubjectErased(f"run {run_id}'s content was erased: nothing more is stored")
             found = self._by_run[run_id] = self._subject_key(conn, *row)
         return found
 
