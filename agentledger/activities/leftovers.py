@@ -1,7 +1,7 @@
 """What a run leaves beside its log, dropped by housekeeping once the run has ended long enough
 ago: its answer streams (the recorded answer stays in the log) and, for a fork, its sandbox; and
 later, where the tenant keeps content only so long, the run's content itself
-(``activities.retention``).
+(``activities.ledger.retention``).
 
 How long is the worker's ``AGENTLEDGER_ENDED_RUNS_KEPT_HOURS`` (default 24): long enough for a
 customer to reread a streamed answer and a person to look at what a fork wrote; and
@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 from temporalio import activity
 
 from agentledger.activities.ledger import Ledger
+from agentledger.activities.ledger.retention import shred_expired
 from agentledger.activities.messages import HousekeepingInput, PrunedLeftovers
-from agentledger.activities.retention import shred_expired
 from agentledger.activities.sandboxes import drop_ended
 from agentledger.activities.surface import LeftoverSteps
 from agentledger.domain.state import ENDED

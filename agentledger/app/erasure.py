@@ -3,11 +3,11 @@
 
 In order, so that nothing is half-erased:
 
-1. ``activities.erasure.begin``: the subject's key is marked ``erasing``; from then on no run
+1. ``activities.ledger.erasure.begin``: the subject's key is marked ``erasing``; from then on no run
    of theirs stores anything, so a run started meanwhile is refused, never half-erased.
 2. Their runs in flight are cancelled (Temporal cancellation: each records how it ended),
    and each run's ledger projection is compared with its Temporal history, as ``verify`` does.
-3. ``activities.erasure.finish``: the ledger's content is shredded and the erasure recorded.
+3. ``activities.ledger.erasure.finish``: the ledger's content is shredded and the erasure recorded.
 4. Each run's Temporal history is deleted: the server holds no byte of it any more.
 
 Erasing is resumable: a second ``erase`` after an interrupted one finishes it.
@@ -23,9 +23,8 @@ from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentledger.activities import erasure, erasure_log
-from agentledger.activities.erasure_log import ErasedRun
-from agentledger.activities.ledger import ContentErased, Ledger
+from agentledger.activities.ledger import ContentErased, Ledger, erasure, erasure_log
+from agentledger.activities.ledger.erasure_log import ErasedRun
 from agentledger.app.errors import NotFound, Refused
 from agentledger.app.history import recorded_state
 from agentledger.domain.fold import project

@@ -2,7 +2,7 @@
 
 ``"90"`` keeps every tenant's content 90 days; ``"acme=90,globex=30"`` names tenants (the
 others keep theirs); ``"acme=30,*=365"`` gives the rest a default. After that, housekeeping
-shreds the run's content and keeps its log's kinds and digests (``activities.retention``).
+shreds the run's content and keeps its log's kinds and digests (``activities.ledger.retention``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Text, cast, select, update
 
-from agentledger.activities import erasure, erasure_log, retention
 from agentledger.activities.ledger import (
     ContentErased,
     KeyWrap,
@@ -21,6 +20,9 @@ from agentledger.activities.ledger import (
     LedgerError,
     Sealer,
     SubjectErased,
+    erasure,
+    erasure_log,
+    retention,
 )
 from agentledger.activities.ledger._tables import run_events
 from agentledger.domain.retention import parse_retention

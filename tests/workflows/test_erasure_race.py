@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from agentledger.activities import erasure
+from agentledger.activities.ledger import erasure
 from tests._temporal import Harness
 
 pytestmark = pytest.mark.temporal

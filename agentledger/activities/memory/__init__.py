@@ -9,6 +9,7 @@ its tables (a separate MetaData, created at start, outside the ledger's Alembic 
 from datetime import datetime
 
 from agentledger.activities.memory._activities import MemoryActivities
+from agentledger.activities.memory._erasure import forget_subject, subject_memories
 from agentledger.activities.memory._retrieve import CACHE_TTL, MemoryOmission, MemoryRetrieval
 from agentledger.activities.memory._store import DeletionReceipt, MemoryNotFound, MemoryStore
 from agentledger.activities.memory._tables import install
@@ -26,8 +27,10 @@ __all__ = [
     "MemoryStore",
     "ProposeMemoryInput",
     "ProposedMemory",
+    "forget_subject",
     "install",
     "remember_preference",
+    "subject_memories",
 ]
 
 

@@ -29,9 +29,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from sqlalchemy import Connection, delete, func, inspect, select, text, update
+from sqlalchemy import Connection, delete, func, select, update
 
-from agentledger.activities.erasure_log import log_rows, run_digest, subject_digest
 from agentledger.activities.ledger import Ledger, LedgerError
 from agentledger.activities.ledger._codec import PreEncoded
 from agentledger.activities.ledger._subjects import SEALED, digest_of, subject_key_id
@@ -48,7 +47,8 @@ from agentledger.activities.ledger._tables import (
     subject_keys,
     tool_outputs,
 )
-from agentledger.activities.memory import _tables as memory
+from agentledger.activities.ledger.erasure_log import log_rows, run_digest, subject_digest
+from agentledger.activities.memory import forget_subject, subject_memories
 
 NONCE = 12
 
@@ -85,7 +85,7 @@ def begin(ledger: Ledger, tenant_id: str, subject_id: str) -> Begun:
         keys = _keys(conn, tenant_id, subject_id)
         found = _subject_runs(conn, tenant_id, subject_id)
         live = {"active", "erasing"}
-        if not found and not _memories(conn, tenant_id, subject_id) and not live & set(keys):
+        if not found and not subject_memories(conn, tenant_id, subject_id) and not live & set(keys):
             if keys:
                 raise AlreadyErased(f"{subject_id!r} of {tenant_id!r} is already erased")
             raise UnknownSubject(f"{tenant_id!r} has no run, memory or key of {subject_id!r}")
@@ -123,7 +123,7 @@ def finish(
             "runs": len(begun.runs),
             "events": events,
             **drop_derived(conn, begun.runs),
-            **_forget(conn, tenant, subject),
+            **forget_subject(conn, tenant, subject),
         }
         conn.execute(
             _of_keys(tenant, subject, "erasing").values(
@@ -199,33 +199,6 @@ def drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
     return counts
 
 
-def _forget(conn: Connection, tenant_id: str, subject_id: str) -> dict[str, int]:
-    """Delete the subject's memories, their history, caches and summaries."""
-    if not inspect(conn).has_table(memory.records.name):
-        return {"memories": 0}
-    of_subject = (memory.records.c.tenant_id == tenant_id) & (
-        memory.records.c.user_id == subject_id
-    )
-    found = list(
-        conn.execute(select(memory.records.c.row_id, memory.records.c.memory_id).where(of_subject))
-    )
-    ids = [memory_id for _, memory_id in found]
-    if conn.dialect.name == "sqlite" and found:
-        for row_id, _ in found:
-            conn.execute(text(f"DELETE FROM {memory.FTS_TABLE} WHERE rowid = :r"), {"r": row_id})
-        conn.execute(
-            text(f"INSERT INTO {memory.FTS_TABLE}({memory.FTS_TABLE}) VALUES ('optimize')")
-        )
-    for table in (memory.events, memory.derivations):
-        conn.execute(delete(table).where(table.c.memory_id.in_(ids)))
-    for table in (memory.cache, memory.summaries):
-        conn.execute(
-            delete(table).where((table.c.tenant_id == tenant_id) & (table.c.user_id == subject_id))
-        )
-    conn.execute(delete(memory.records).where(of_subject))
-    return {"memories": len(ids)}
-
-
 def _keys(conn: Connection, tenant_id: str, subject_id: str) -> dict[str, int]:
     query = (
         select(subject_keys.c.state, func.count())
@@ -250,14 +223,3 @@ def _subject_runs(conn: Connection, tenant_id: str, subject_id: str) -> list[tup
         runs.c.run_id.not_in(select(erased_runs.c.run_id)),
     )
     return [(r, s) for r, s in conn.execute(query.order_by(runs.c.created_at))]
-
-
-def _memories(conn: Connection, tenant_id: str, subject_id: str) -> int:
-    if not inspect(conn).has_table(memory.records.name):
-        return 0
-    query = (
-        select(func.count())
-        .select_from(memory.records)
-        .where(memory.records.c.tenant_id == tenant_id, memory.records.c.user_id == subject_id)
-    )
-    return int(conn.execute(query).scalar_one())

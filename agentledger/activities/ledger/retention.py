@@ -1,9 +1,10 @@
 """Content retention: a run's content shredded once it ended longer ago than its tenant keeps
 content (``AGENTLEDGER_CONTENT_RETENTION``), by housekeeping's Temporal Schedule.
 
-Shredding is an erasure of one run rather than of a subject (``activities.erasure``): each event
-is sealed again under a key nobody keeps (one sealed under its subject's key is opened first,
-since that key lives on for the subject's newer runs), what derives from the content is deleted,
+Shredding is an erasure of one run rather than of a subject (``activities.ledger.erasure``):
+each event is sealed again under a key nobody keeps (one sealed under its subject's key is
+opened first, since that key lives on for the subject's newer runs), what derives from the
+content is deleted,
 and the sweep is recorded in the erasure log (``erased_by`` ``retention``, no subject). The log
 keeps each event's kind and digest, which ``verify`` checks.
 """
@@ -17,9 +18,9 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, select
 
-from agentledger.activities.erasure import drop_derived, shred_run
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.ledger._tables import erased_runs, erasures, runs
+from agentledger.activities.ledger.erasure import drop_derived, shred_run
 from agentledger.domain.retention import EVERY_TENANT
 from agentledger.domain.state import ENDED
 
