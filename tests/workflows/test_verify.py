@@ -11,7 +11,7 @@ from agentledger.app import runs as client_ops
 from agentledger.app.errors import ServerUnavailable
 from agentledger.app.history import recorded_state
 from agentledger.app.registry import get_pack
-from agentledger.cli import runs as verify_command
+from agentledger.cli import verify as verify_command
 from agentledger.domain.fold import project
 from tests._temporal import Harness
 from tests.workflows.test_refund_run import REQUEST
