@@ -10,7 +10,8 @@ then on (``SubjectErased``), and names the subject's runs. ``finish``, in one tr
   over the event's exact JSON kept, so the log keeps its structure and digests;
 - records each run's log digest (``erased_runs``), to be checked against later (``verify``);
 - deletes what is derived from the content: packets, full tool outputs, answer streams, the
-  subject's memories and memory caches; blanks the read models' text and idempotency keys;
+  subject's memories and memory caches; blanks the read models' text, idempotency keys and
+  receipt ids;
 - records the erasure (``erasures``): who, when, why, what was affected, the subject named by a
   digest only.
 
@@ -193,8 +194,10 @@ def drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
     conn.execute(
         update(approvals).where(approvals.c.run_id.in_(run_ids)).values(arguments={}, reason=None)
     )
-    conn.execute(  # keys are made of the call's arguments (an order id, say)
-        update(receipts).where(receipts.c.run_id.in_(run_ids)).values(idempotency_key=None)
+    conn.execute(  # keys and read receipts' ids are made of the call's arguments (an order id)
+        update(receipts)
+        .where(receipts.c.run_id.in_(run_ids))
+        .values(idempotency_key=None, receipt_id=None)
     )
     return counts
 
