@@ -104,6 +104,8 @@ async def test_a_data_protection_officer_erases_a_customer_and_their_run_reads_4
     page = await browser.get(f"/ui/runs/{run_id}")  # the inspector says so, by kind and digest
     assert page.status_code == 200 and "Erased:" in page.text and "approval_requested" in page.text
     assert REQUEST not in page.text
+    listed = await browser.get("/ui/runs")
+    assert listed.status_code == 200 and "<em>(erased)</em>" in listed.text
     again = await http("dpo_1").post(url, json={"reason": "art. 17 request"})
     assert again.status_code == 409 and again.json()["reason_code"] == "already_erased"
     nobody = await http("dpo_1").post("/api/subjects/usr_999/erasure", json={"reason": "x"})
