@@ -28,12 +28,12 @@ from agentledger.domain.events import (
 )
 from agentledger.domain.state import (
     ApprovalOutcome,
+    ApprovalRequest,
     BudgetUsed,
     CompletedAction,
     EvidenceRef,
     InFlightCall,
     Observation,
-    PendingApproval,
     RejectedOption,
     WorkingState,
     bounded_summary,
@@ -158,17 +158,7 @@ def _observation(r: Receipt) -> Observation:
 
 
 def apply_approval_requested(d: Draft, event: ApprovalRequested) -> None:
-    d.f["pending_approvals"][event.approval_id] = PendingApproval.model_construct(
-        approval_id=event.approval_id,
-        operation_id=event.operation_id,
-        proposal=event.proposal,
-        proposal_digest=event.proposal_digest,
-        requested_by=event.requested_by,
-        approver_role=event.approver_role,
-        expires_at=event.expires_at,
-        elicitation=event.elicitation,
-        eligible_approvers=event.eligible_approvers,
-    )
+    d.f["pending_approvals"][event.approval_id] = event.request()
 
 
 def apply_authorised(d: Draft, event: ToolCallAuthorised) -> None:
@@ -234,7 +224,7 @@ def apply_approval_decision(
     d: Draft, event: ApprovalGranted | ApprovalRejected | ApprovalExpired
 ) -> None:
     f = d.f
-    pending: PendingApproval | None = f["pending_approvals"].pop(event.approval_id, None)
+    pending: ApprovalRequest | None = f["pending_approvals"].pop(event.approval_id, None)
     if pending is None:
         raise InconsistentEvent(f"approval {event.approval_id} is not pending")
     if isinstance(event, ApprovalGranted) and event.proposal_digest != pending.proposal_digest:

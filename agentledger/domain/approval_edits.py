@@ -23,7 +23,7 @@ from agentledger.domain.governance import proposal_digest
 from agentledger.domain.limits import json_problem
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.principal import Principal
-from agentledger.domain.state import PendingApproval
+from agentledger.domain.state import ApprovalRequest
 from agentledger.domain.tools import Governed
 
 MAX_EDITS = 20
@@ -36,7 +36,7 @@ def edit_digest(proposal_digest: str, edits: Mapping[str, JsonValue]) -> str:
 
 
 def edited_call(
-    pending: PendingApproval,
+    pending: ApprovalRequest,
     edits: Mapping[str, JsonValue],
     contract: Governed | None,
     manifest: ExecutionManifest,

@@ -4,32 +4,25 @@ may; ``domain.fold`` applies them through ``_draft``)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import JsonValue
 
 from agentledger.domain.assertions import VerifiedAssertion
-from agentledger.domain.decisions import ApprovalEdit, ToolCallProposal
-from agentledger.domain.elicitation import ElicitationRequest
+from agentledger.domain.decisions import ApprovalEdit
 from agentledger.domain.envelope import Envelope
 from agentledger.domain.principal import Principal
+from agentledger.domain.state_records import ApprovalRequest
 
 
-class ApprovalRequested(Envelope):
+class ApprovalRequested(Envelope, ApprovalRequest):
     kind: Literal["approval_requested"] = "approval_requested"
-    approval_id: str
-    operation_id: str
-    proposal: ToolCallProposal
-    proposal_digest: str
-    requested_by: str
-    approver_role: str
-    expires_at: datetime
-    elicitation: ElicitationRequest | None = None
-    """Set when a tool's server asked for human input: the grant must answer it."""
-    eligible_approvers: tuple[str, ...] | None = None
-    """Who the directory said may decide, when it was asked: anyone else is refused before the
-    attempt reaches history. ``None`` in runs recorded before approvers came from the directory."""
+
+    def request(self) -> ApprovalRequest:
+        """The request this event records, as the state keeps it while pending."""
+        return ApprovalRequest.model_construct(
+            **{name: getattr(self, name) for name in ApprovalRequest.model_fields}
+        )
 
 
 class ApprovalGranted(Envelope):

@@ -10,7 +10,7 @@ from pydantic import JsonValue
 from agentledger.domain._model import Frozen
 from agentledger.domain.elicitation import ElicitationRequest, content_problem
 from agentledger.domain.principal import Principal, canonical_user_id, tenant_covers
-from agentledger.domain.state import PendingApproval, WorkingState
+from agentledger.domain.state import ApprovalRequest, WorkingState
 
 MAX_RECORDED_REFUSALS = 10
 """Refused attempts recorded per approval and run execution (signed ones: a decision no pinned
@@ -61,7 +61,7 @@ def _not_pending(state: WorkingState, approval_id: str) -> ApprovalRefusal:
 
 
 def _approver_refusal(
-    state: WorkingState, pending: PendingApproval, approver: Principal
+    state: WorkingState, pending: ApprovalRequest, approver: Principal
 ) -> ApprovalRefusal | None:
     """Refuses an approver who is the requester, outside the run's tenant, or without the role."""
     if canonical_user_id(approver.user_id) == canonical_user_id(pending.requested_by):
@@ -84,7 +84,7 @@ def _approver_refusal(
 
 
 def _proposal_refusal(
-    approval_id: str, pending: PendingApproval, proposal_digest: str, now: datetime
+    approval_id: str, pending: ApprovalRequest, proposal_digest: str, now: datetime
 ) -> ApprovalRefusal | None:
     """Refuses a decision about another proposal than the pending one, or one past its expiry."""
     if proposal_digest != pending.proposal_digest:

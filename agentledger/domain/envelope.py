@@ -4,13 +4,22 @@ version (``domain.events`` holds the catalogue)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import Field, model_validator
 
 from agentledger.domain._model import Frozen, without_field
 
 SCHEMA_VERSION = 1
+
+
+class Stamp(TypedDict):
+    """The envelope fields of the next event of a run (``domain.steps.Recording.stamp``)."""
+
+    run_id: str
+    seq: int
+    recorded_at: datetime
+    manifest_hash: str
 
 
 class Envelope(Frozen):

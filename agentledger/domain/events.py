@@ -37,6 +37,7 @@ from agentledger.domain.operator_events import OperatorInstructed as OperatorIns
 from agentledger.domain.operator_events import RunCancelled as RunCancelled
 from agentledger.domain.operator_events import RunForked as RunForked
 from agentledger.domain.tools import Receipt
+from agentledger.domain.verdicts import AuthorisedCall
 from agentledger.domain.workorder import Budget, WorkOrder
 
 
@@ -102,15 +103,9 @@ class DecisionRejected(Envelope):
     """For an unusable model reply: the reply as received, bounded; never shown to a customer."""
 
 
-class ToolCallAuthorised(Envelope):
+class ToolCallAuthorised(Envelope, AuthorisedCall):
     kind: Literal["tool_call_authorised"] = "tool_call_authorised"
     operation_id: str
-    tool: str
-    tool_version: str
-    arguments: dict[str, JsonValue]
-    arguments_digest: str
-    idempotency_key: str | None
-    approval_id: str | None = None
     resource_id: str | None = None
     """The value of the contract's resource argument (``tools.resource_of``); recorded under
     manifests that bind claims, so an answer's claim can be checked against it."""

@@ -16,6 +16,7 @@ from agentledger.domain.decisions import Answer, ToolCallProposal
 from agentledger.domain.state_records import (
     SUMMARY_CHARS,
     ApprovalOutcome,
+    ApprovalRequest,
     Archive,
     AwaitedReply,
     BudgetUsed,
@@ -26,7 +27,6 @@ from agentledger.domain.state_records import (
     InFlightCall,
     Observation,
     OperatorInstruction,
-    PendingApproval,
     RejectedOption,
     Turn,
     UnresolvedError,
@@ -39,6 +39,7 @@ __all__ = [
     "ENDED",
     "SUMMARY_CHARS",
     "ApprovalOutcome",
+    "ApprovalRequest",
     "Archive",
     "AwaitedReply",
     "BudgetUsed",
@@ -49,7 +50,6 @@ __all__ = [
     "InFlightCall",
     "Observation",
     "OperatorInstruction",
-    "PendingApproval",
     "Phase",
     "RejectedOption",
     "RunStatus",
@@ -86,7 +86,7 @@ class WorkingState(Frozen):
     evidence: tuple[EvidenceRef, ...] = ()
     source_versions: dict[str, str] = Field(default_factory=dict)
     policy_version: str | None = None
-    pending_approvals: dict[str, PendingApproval] = Field(default_factory=dict)
+    pending_approvals: dict[str, ApprovalRequest] = Field(default_factory=dict)
     approvals: dict[str, ApprovalOutcome] = Field(default_factory=dict)
     unresolved_errors: dict[str, UnresolvedError] = Field(default_factory=dict)
     budget: Budget = Field(default_factory=Budget)

@@ -104,7 +104,10 @@ class EvidenceRef(Frozen):
     operation_id: str | None
 
 
-class PendingApproval(Frozen):
+class ApprovalRequest(Frozen):
+    """What a person is asked to decide: the state keeps it while it is pending, and
+    ``ApprovalRequested`` records exactly it (``domain.verdict_events.requested``)."""
+
     approval_id: str
     operation_id: str
     proposal: ToolCallProposal
@@ -113,7 +116,10 @@ class PendingApproval(Frozen):
     approver_role: str
     expires_at: datetime
     elicitation: ElicitationRequest | None = None
+    """Set when a tool's server asked for human input: the grant must answer it."""
     eligible_approvers: tuple[str, ...] | None = None
+    """Who the directory said may decide, when it was asked: anyone else is refused before the
+    attempt reaches history. ``None`` in runs recorded before approvers came from the directory."""
 
 
 class ApprovalOutcome(Frozen):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal, TypedDict
+from typing import Literal
 
 from agentledger.domain import events as ev
 from agentledger.domain.claims import delivered_text
 from agentledger.domain.compaction import carried_size_problem, context_state
 from agentledger.domain.decisions import Answer, AskUser, CallTool, Delegate
+from agentledger.domain.envelope import Stamp
 from agentledger.domain.fold import evolve
 from agentledger.domain.graph import ConversationPolicy
 from agentledger.domain.handoffs import schema_problem
@@ -30,15 +31,6 @@ from agentledger.domain.run_loop import (
 )
 from agentledger.domain.state import WorkingState
 from agentledger.domain.tools import Receipt
-
-
-class Stamp(TypedDict):
-    """The envelope every event of a run carries."""
-
-    run_id: str
-    seq: int
-    recorded_at: datetime
-    manifest_hash: str
 
 
 @dataclass

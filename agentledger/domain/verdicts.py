@@ -12,14 +12,20 @@ from agentledger.domain.decisions import ToolCallProposal
 from agentledger.domain.principal import APPROVER_ROLE
 
 
-class Allow(Frozen):
-    kind: Literal["allow"] = "allow"
+class AuthorisedCall(Frozen):
+    """A call the gate allowed, exactly as it will run: ``Allow`` carries it out of the gate,
+    and ``ToolCallAuthorised`` records it (``domain.verdict_events.authorised``)."""
+
     tool: str
     tool_version: str
     arguments: dict[str, JsonValue]
     arguments_digest: str
     idempotency_key: str | None
     approval_id: str | None = None
+
+
+class Allow(AuthorisedCall):
+    kind: Literal["allow"] = "allow"
 
 
 class Deny(Frozen):

@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.elicitation import ElicitationRequest
     from agentledger.domain.principal import Principal
     from agentledger.domain.state import ApprovalOutcome
+    from agentledger.domain.verdict_events import decided, refused_attempt
     from agentledger.workflows.messages import ApprovalDecision, ApprovalResult
 
 from agentledger.workflows._assertions import check_assertion, refuse_unsigned
@@ -182,31 +183,20 @@ class ApprovalDesk:
         proven: VerifiedAssertion | None = None,
         edit: ApprovalEdit | None = None,
     ) -> ApprovalResult:
-        run = self._run
-        if decision.approve:
-            run.record(
-                ev.ApprovalGranted(
-                    **run.stamp(),
-                    approval_id=decision.approval_id,
-                    approver=approver.user_id,
-                    proposal_digest=decision.proposal_digest,
-                    content=decision.content,
-                    approver_entry=entry,
-                    assertion=proven,
-                    edit=edit,
-                )
+        self._run.record(
+            decided(
+                self._run.stamp(),
+                decision.approval_id,
+                approver,
+                approve=decision.approve,
+                proposal_digest=decision.proposal_digest,
+                reason=decision.reason,
+                content=decision.content,
+                entry=entry,
+                proven=proven,
+                edit=edit,
             )
-        else:
-            run.record(
-                ev.ApprovalRejected(
-                    **run.stamp(),
-                    approval_id=decision.approval_id,
-                    approver=approver.user_id,
-                    reason=decision.reason,
-                    approver_entry=entry,
-                    assertion=proven,
-                )
-            )
+        )
         return ApprovalResult(
             approval_id=decision.approval_id, decision="granted" if decision.approve else "rejected"
         )
@@ -235,13 +225,7 @@ class ApprovalDesk:
         self, decision: ApprovalDecision, refusal: ApprovalRefusal, attempted_by: str
     ) -> None:
         self._run.record(
-            ev.ApprovalAttemptRefused(
-                **self._run.stamp(),
-                approval_id=decision.approval_id,
-                attempted_by=attempted_by,
-                reason_code=refusal.reason_code,
-                detail=refusal.detail,
-            )
+            refused_attempt(self._run.stamp(), decision.approval_id, attempted_by, refusal)
         )
 
     def check_known(self, decision: ApprovalDecision) -> None:

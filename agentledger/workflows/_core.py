@@ -22,11 +22,12 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.activities.surface import RunSteps
     from agentledger.domain import events as ev
     from agentledger.domain.decisions import ToolCallProposal
+    from agentledger.domain.envelope import Stamp
     from agentledger.domain.governance import Authorization, authorize
     from agentledger.domain.manifest import ExecutionManifest
     from agentledger.domain.principal import Principal
     from agentledger.domain.state import WorkingState
-    from agentledger.domain.steps import Recording, Stamp
+    from agentledger.domain.steps import Recording
     from agentledger.domain.tools import Governed
     from agentledger.domain.workorder import WorkOrder
     from agentledger.workflows import recorded_contracts

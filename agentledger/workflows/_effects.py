@@ -15,7 +15,6 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from agentledger.activities.messages import ReconcileToolInput, ToolStepInput
     from agentledger.activities.surface import RunSteps
-    from agentledger.domain import events as ev
     from agentledger.domain.decisions import ToolCallProposal
     from agentledger.domain.elicitation import (
         ElicitationRequest,
@@ -26,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.governance import Allow
     from agentledger.domain.steps import record_receipt
     from agentledger.domain.tools import Governed, Receipt, ReceiptStatus, resource_of
+    from agentledger.domain.verdict_events import authorised
 
 from agentledger.workflows._approvals import ApprovalDesk
 from agentledger.workflows._core import MODEL_TIMEOUT, ONCE, RETRY, Run
@@ -45,19 +45,7 @@ class ToolCalls:
         # Only a manifest that binds claims records the resource: the events of runs frozen
         # before stay exactly as they were recorded (and replay).
         resource = resource_of(contract, allow.arguments) if run.manifest.bound_claims else None
-        run.record(
-            ev.ToolCallAuthorised(
-                **run.stamp(),
-                operation_id=operation_id,
-                tool=allow.tool,
-                tool_version=allow.tool_version,
-                arguments=allow.arguments,
-                arguments_digest=allow.arguments_digest,
-                idempotency_key=allow.idempotency_key,
-                approval_id=allow.approval_id,
-                resource_id=resource,
-            )
-        )
+        run.record(authorised(run.stamp(), operation_id, allow, resource))
         call = ToolStepInput(
             run_id=run.state.run_id,
             pack=run.work_order.pack,
@@ -157,7 +145,7 @@ class ToolCalls:
     async def _reconcile(self, call: ToolStepInput, exc: ActivityError) -> Receipt:
         """Outcome unknown: record it as in doubt, then ask the system of record."""
         run = self._run
-        run.record(ev.ToolReceiptRecorded(**run.stamp(), receipt=self._doubt(call, exc)))
+        record_receipt(run.rec, workflow.now(), self._doubt(call, exc))
         # The failed call's outbox may not have landed; appends are idempotent, so resend it
         # (in order, it is among the unconfirmed events too: the ledger drops the repeat).
         asked = ReconcileToolInput(

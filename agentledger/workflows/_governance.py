@@ -7,9 +7,9 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from agentledger.domain import events as ev
     from agentledger.domain.decisions import ToolCallProposal
     from agentledger.domain.governance import Allow, Authorization, Deny
+    from agentledger.domain.verdict_events import denied
 
 from agentledger.workflows._approvals import ApprovalDesk
 from agentledger.workflows._core import Run
@@ -52,7 +52,7 @@ class Gate:
         if self._run.stopping:  # nothing starts after a cancel or an interrupting message
             return
         if isinstance(verdict, Deny):
-            self._record_denial(step, proposal, operation_id, verdict)
+            self._run.record(denied(self._run.stamp(), step, operation_id, proposal.tool, verdict))
         elif isinstance(verdict, Allow):
             await self._tools.execute(operation_id, verdict)
         else:
@@ -67,28 +67,3 @@ class Gate:
             if isinstance(verdict, Deny):
                 traced.set_attribute(REASON, verdict.reason_code)
         return verdict
-
-    def _record_denial(
-        self, step: str, proposal: ToolCallProposal, operation_id: str, denial: Deny
-    ) -> None:
-        run = self._run
-        if denial.protocol_error:
-            run.record(
-                ev.DecisionRejected(
-                    **run.stamp(),
-                    step=step,
-                    reason_code=denial.reason_code,
-                    detail=denial.detail,
-                    option=proposal.tool,
-                )
-            )
-        else:
-            run.record(
-                ev.ToolCallDenied(
-                    **run.stamp(),
-                    operation_id=operation_id,
-                    tool=proposal.tool,
-                    reason_code=denial.reason_code,
-                    detail=denial.detail,
-                )
-            )

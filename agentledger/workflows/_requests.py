@@ -12,10 +12,12 @@ from agentledger.workflows import _patches as patches
 with workflow.unsafe.imports_passed_through():
     from agentledger.activities.messages import EligibleApproversInput
     from agentledger.activities.surface import DirectorySteps
-    from agentledger.domain import events as ev
+    from agentledger.domain.approval_events import ApprovalRequested
     from agentledger.domain.decisions import ToolCallProposal
     from agentledger.domain.elicitation import ElicitationRequest
     from agentledger.domain.principal import APPROVER_ROLE
+    from agentledger.domain.state import ApprovalRequest
+    from agentledger.domain.verdict_events import requested
 
 from agentledger.workflows._core import RETRY, Run
 from agentledger.workflows._directory import DIRECTORY_TIMEOUT
@@ -29,12 +31,11 @@ async def approval_request(
     digest: str,
     elicitation: ElicitationRequest | None,
     ttl: timedelta,
-) -> ev.ApprovalRequested:
+) -> ApprovalRequested:
     role = role_for(run, proposal)
     directory = workflow.patched(patches.DIRECTORY_APPROVERS)
     eligible = await _eligible_approvers(run, role) if directory else None
-    return ev.ApprovalRequested(
-        **run.stamp(),
+    request = ApprovalRequest(
         approval_id=approval_id,
         operation_id=operation_id,
         proposal=proposal,
@@ -45,6 +46,7 @@ async def approval_request(
         elicitation=elicitation,
         eligible_approvers=eligible,
     )
+    return requested(run.stamp(), request)
 
 
 def role_for(run: Run, proposal: ToolCallProposal) -> str:

@@ -17,7 +17,7 @@ from agentledger.domain.approval_rule import ApprovalRule
 from agentledger.domain.approvals import ApprovalRefusal
 from agentledger.domain.decisions import ApprovalEdit, ToolCallProposal
 from agentledger.domain.principal import Principal
-from agentledger.domain.state import PendingApproval
+from agentledger.domain.state import ApprovalRequest
 
 REFUND = get_pack("support").contracts["create_refund"]
 PROPOSED: dict[str, JsonValue] = {
@@ -25,7 +25,7 @@ PROPOSED: dict[str, JsonValue] = {
 }  # fmt: skip
 MANIFEST: Any = SimpleNamespace(hash="sha256:m", policy_version="p1")
 LEAD = Principal(user_id="lead", tenant_id="t1", roles=frozenset({"approver"}))
-PENDING = PendingApproval(
+PENDING = ApprovalRequest(
     approval_id="apr_9",
     operation_id="op_9",
     proposal=ToolCallProposal(tool="create_refund", arguments=PROPOSED),
