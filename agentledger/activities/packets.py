@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import orjson
-from pydantic import TypeAdapter, ValidationError
+from pydantic import JsonValue, TypeAdapter, ValidationError
 
 from agentledger.activities.ports import ModelReply, Pack
 from agentledger.domain.canonical import sha256_hex
@@ -51,12 +52,6 @@ def build_step_packet(
         *_observations(state),
         *memories,
     ]
-    contracts = manifest.terms or manifest.tool_contracts(pack.contracts)
-    definitions = {
-        name: ToolDefinition.from_contract(c)
-        for name, c in contracts.items()
-        if manifest.grant(name) is not None
-    }
     profile = manifest.step(step)
     graph = manifest.step_graph
     return build_context(
@@ -67,7 +62,7 @@ def build_step_packet(
         manifest.policy_version,
         manifest.token_budget,
         now,
-        tool_definitions=definitions,
+        tool_definitions=_granted_definitions(pack, manifest),
         model_settings_digest=sha256_hex(manifest.model.canonical()),
         counter=step_counter(manifest),
         output_schema=decision_schema(
@@ -115,6 +110,16 @@ def _observations(state: WorkingState) -> list[ContextItem]:
     ]
 
 
+def _granted_definitions(pack: Pack, manifest: ExecutionManifest) -> dict[str, ToolDefinition]:
+    """The definitions of the tools the manifest grants, from its frozen terms."""
+    contracts = manifest.terms or manifest.tool_contracts(pack.contracts)
+    return {
+        name: ToolDefinition.from_contract(c)
+        for name, c in contracts.items()
+        if manifest.grant(name) is not None
+    }
+
+
 def packet_summary(packet: ContextPacket) -> PacketSummary:
     citable = set(packet.included_ids) | {item.source for item in packet.items()}
     return PacketSummary(
@@ -155,27 +160,28 @@ def decided(
         usage=used,
         call=priced_call(provider, model, used, price, attempt=attempt, route=route),
     )
-    if reply.output.get("type") == "malformed_reply":
-        problem, raw = reply.output.get("problem"), reply.output.get("raw")
-        return charged.model_copy(
-            update={
-                "rejection": f"model reply unusable: {problem}",
-                "raw_reply": bounded_raw(raw if isinstance(raw, str) else ""),
-            }
-        )
-    unencodable = unencodable_problem(reply.output, "the model's output")
+    return charged.model_copy(update=_judged(reply.output))
+
+
+def _judged(output: dict[str, JsonValue]) -> dict[str, Any]:
+    """The decision ``output`` holds, or why it holds none (and the reply as received)."""
+    if output.get("type") == "malformed_reply":
+        problem, raw = output.get("problem"), output.get("raw")
+        return {
+            "rejection": f"model reply unusable: {problem}",
+            "raw_reply": bounded_raw(raw if isinstance(raw, str) else ""),
+        }
+    unencodable = unencodable_problem(output, "the model's output")
     if unencodable is not None:  # it could be neither returned, recorded nor shown
-        return charged.model_copy(update={"rejection": f"model reply unusable: {unencodable}"})
+        return {"rejection": f"model reply unusable: {unencodable}"}
     try:
-        decision = _DECISION.validate_python(reply.output)
+        return {"decision": _DECISION.validate_python(output)}
     except ValidationError as exc:
         rejection = (
             f"model output is not a valid decision: {exc.error_count()} error(s), "
             f"first: {exc.errors()[0]['msg']}"
         )
-        raw_reply = bounded_raw(_as_text(reply.output))
-        return charged.model_copy(update={"rejection": rejection, "raw_reply": raw_reply})
-    return charged.model_copy(update={"decision": decision})
+        return {"rejection": rejection, "raw_reply": bounded_raw(_as_text(output))}
 
 
 def _as_text(output: object) -> str:

@@ -61,13 +61,9 @@ def create_app(
         lifespan=_lifespan,
     )  # fmt: skip
     app.state.context = ApiContext(
-        ledger=ledger,
-        client=client,
-        task_queue=task_queue,
-        authenticator=Authenticator(issuers, ledger.get_principal),
-        denials=DenialLog(ledger.engine),
-        signer=signer,
-    )
+        ledger=ledger, client=client, task_queue=task_queue, signer=signer,
+        authenticator=Authenticator(issuers, ledger.get_principal), denials=DenialLog(ledger.engine),
+    )  # fmt: skip
     app.state.secure_cookies = secure_cookies
     app.state.webhooks = webhooks
     _install_routes(app)

@@ -238,6 +238,31 @@ def _granted(profile: AgentProfile, mcp_pins: tuple[McpServerPin, ...]) -> tuple
     return tool_grants
 
 
+_FROZEN_AS_IS = (
+    "profile_id", "agent_version", "model", "instructions", "step_profiles", "token_budget",
+    "policy_bundle", "budgets", "evaluation_profile", "approval_ttl_seconds", "compaction",
+    "step_graph", "conversation", "handoffs",
+)  # fmt: skip
+"""The profile's fields a manifest freezes exactly as the profile states them."""
+
+
+def _checked_grants(
+    profile: AgentProfile, mcp_pins: tuple[McpServerPin, ...], origin: HandoffOrigin | None
+) -> tuple[ToolGrant, ...]:
+    """The profile's grants (a child run's narrowed to its authority), once its cost limits are
+    priced and its handoffs fit them."""
+    price_problem = unpriced_cost_limit(profile.model, profile.budgets)
+    if price_problem is not None:
+        raise ManifestError(price_problem)
+    tool_grants = _granted(profile, mcp_pins)
+    if origin is not None:
+        tool_grants = tuple(g for g in tool_grants if g.name in origin.authority)
+    check_handoffs(
+        profile.handoffs, (g.name for g in tool_grants), (s.name for s in profile.step_profiles)
+    )
+    return tool_grants
+
+
 def resolve_manifest(
     profile: AgentProfile,
     *,
@@ -259,39 +284,18 @@ def resolve_manifest(
     the worker trusts to sign decisions and replies now (a rotation changes no running attempt).
     ``handoff_origin``: set for a child run, whose grants are narrowed to its authority. A
     handoff contract whose authority is wider than the grants raises ``HandoffAuthorityError``."""
-    price_problem = unpriced_cost_limit(profile.model, profile.budgets)
-    if price_problem is not None:
-        raise ManifestError(price_problem)
-    tool_grants = _granted(profile, mcp_pins)
-    if handoff_origin is not None:
-        tool_grants = tuple(g for g in tool_grants if g.name in handoff_origin.authority)
-    check_handoffs(
-        profile.handoffs, (g.name for g in tool_grants), (s.name for s in profile.step_profiles)
-    )
+    tool_grants = _checked_grants(profile, mcp_pins, handoff_origin)
     return ExecutionManifest(
+        **{name: getattr(profile, name) for name in _FROZEN_AS_IS},
         attempt_id=attempt_id,
         work_order_digest=work_order_digest,
-        profile_id=profile.profile_id,
-        agent_version=profile.agent_version,
-        model=profile.model,
-        instructions=profile.instructions,
         instruction_bundle=sha256_hex([i.model_dump() for i in profile.instructions]),
         tool_grants=tool_grants,
-        step_profiles=profile.step_profiles,
-        token_budget=profile.token_budget,
         memory_snapshot=memory_snapshot,
-        policy_bundle=profile.policy_bundle,
         policy_version=policy_version,
-        budgets=profile.budgets,
-        evaluation_profile=profile.evaluation_profile,
-        approval_ttl_seconds=profile.approval_ttl_seconds,
-        compaction=profile.compaction,
         mcp_servers=mcp_pins,
-        step_graph=profile.step_graph,
-        conversation=profile.conversation,
         tool_terms=_frozen_terms(tool_grants, {**contracts, **_pinned_contracts(mcp_pins)}),
         trusted_keys=trusted_keys,
-        handoffs=profile.handoffs,
         handoff_origin=handoff_origin,
         bound_claims=True,
         work_order_grants=work_order_grants,

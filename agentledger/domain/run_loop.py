@@ -111,17 +111,22 @@ def check_decision(
     unsupported = unsupported_claims(decision, state, bound_claims)
     if unsupported is not None:
         return DecisionProblem(reason_code="unsupported_claim", detail=unsupported)
+    return _unproven_operations(decision, state)
+
+
+def _unproven_operations(decision: Answer, state: WorkingState) -> DecisionProblem | None:
+    """An answer may claim only operations that have a succeeded receipt."""
     unproven = [
         op
         for op in decision.claimed_operation_ids
         if (done := state.receipt_for(op)) is None or done.status != "succeeded"
     ]
-    if unproven:
-        return DecisionProblem(
-            reason_code="claims_unexecuted_action",
-            detail=f"answer claims operations without a succeeded receipt: {', '.join(unproven)}",
-        )
-    return None
+    if not unproven:
+        return None
+    return DecisionProblem(
+        reason_code="claims_unexecuted_action",
+        detail=f"answer claims operations without a succeeded receipt: {', '.join(unproven)}",
+    )
 
 
 def narrowed_budget(requested: Budget | None, ceiling: Budget) -> Budget:

@@ -19,16 +19,17 @@ Copy = Callable[[Engine, Connection], None]
 
 
 class PackHooks:
-    """The decorators that hook a pack's own code in (``AgentPack`` holds the state)."""
+    """The decorators that hook a pack's own code in (``AgentPack`` holds the state; the hooks
+    that are optional are unset until a decorator sets them, the pack until ``build()``)."""
 
     name: str
-    _built: Pack | None
+    _built: Pack | None = None
     _webhooks: dict[str, Webhook]
     _install: Callable[[Engine], None]
     _seed: Callable[[Engine], bool]
-    _references: References | None
-    _policy_version: Callable[[Engine], str] | None
-    _sandbox: Copy | None
+    _references: References | None = None
+    _policy_version: Callable[[Engine], str] | None = None
+    _sandbox: Copy | None = None
 
     def webhook(self, source: str) -> Callable[[Mapper], Mapper]:
         """Map ``source``'s payloads to work orders (``POST /hooks/<pack>/<source>``)."""

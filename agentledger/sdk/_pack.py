@@ -19,7 +19,7 @@ from agentledger.domain.principal import Principal
 from agentledger.domain.tools import ApprovalRule, FactBound, ModelView, Risk
 from agentledger.domain.workorder import Budget, WorkGrant, WorkOrder
 from agentledger.sdk._errors import PackDefinitionError
-from agentledger.sdk._hooks import Copy, PackHooks, References
+from agentledger.sdk._hooks import PackHooks
 from agentledger.sdk._scripted import ScriptedModel
 from agentledger.sdk._signature import SignatureProblem
 from agentledger.sdk._steps import Step, assemble, grants
@@ -95,12 +95,8 @@ class AgentPack(PackHooks):
         self._tools: dict[str, SdkTool] = {}
         self._install: Callable[[Engine], None] = _no_install
         self._seed: Callable[[Engine], bool] = _no_seed
-        self._references: References | None = None
-        self._policy_version: Callable[[Engine], str] | None = None
-        self._built: Pack | None = None
         self._agent_version = agent_version or f"{name}-{version}"  # the profile's, recorded
         self._webhooks: dict[str, Webhook] = {}
-        self._sandbox: Copy | None = None
 
     # ------------------------------------------------------------------ tools
     def read_tool(

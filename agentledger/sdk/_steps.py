@@ -57,20 +57,15 @@ class Step:
 def step(
     name: str,
     *,
-    next: Sequence[str] = (),
-    tools: Sequence[str] = (),
-    proposes: Sequence[str] = (),
-    ask_user: bool = False,
+    next: Sequence[str] = (), ask_user: bool = False,
     on_insufficient_context: Literal["fail", "ask_user"] = "fail",
-    required: Sequence[Kind] = ("instruction", "user_request"),
-    sees: Sequence[Kind] = DEFAULT_SEES,
-    state: Sequence[StateField] | None = None,
-    required_when: Sequence[RequirementRule] = (),
+    tools: Sequence[str] = (), proposes: Sequence[str] = (),
+    required: Sequence[Kind] = ("instruction", "user_request"), sees: Sequence[Kind] = DEFAULT_SEES,
+    state: Sequence[StateField] | None = None, required_when: Sequence[RequirementRule] = (),
     index: Sequence[Kind] = (),
-    current_date: bool = False,
-    principal_profile: bool = False,
+    current_date: bool = False, principal_profile: bool = False,
     section_tokens: Mapping[Pool, int] | None = None,
-) -> Step:
+) -> Step:  # fmt: skip
     """One step. ``next``: the steps it may proceed to (the first is the default); none means it
     answers. ``tools``: tools it may call now; ``proposes``: consequential tools an answering
     step may propose (they go through approval). ``ask_user``: it may ask the customer a question
@@ -85,28 +80,24 @@ def step(
         fields = (*fields, "proposed_action")
     try:
         profile = StepProfile(
-            name=name,
-            required_kinds=tuple(required),
-            optional_kinds=tuple(k for k in sees if k not in required),
-            conditional_kinds=tuple(required_when),
-            index_kinds=tuple(index),
-            state_fields=fields,
-            allowed_tools=tuple(tools),
-            proposable_actions=tuple(proposes),
-            output_schema="answer" if answers else "next_action",
-            inject_current_date=current_date,
-            inject_principal_profile=principal_profile,
+            name=name, output_schema="answer" if answers else "next_action",
+            required_kinds=tuple(required), optional_kinds=_optional(sees, required),
+            conditional_kinds=tuple(required_when), index_kinds=tuple(index), state_fields=fields,
+            allowed_tools=tuple(tools), proposable_actions=tuple(proposes),
+            inject_current_date=current_date, inject_principal_profile=principal_profile,
             section_tokens=dict(section_tokens or {}),
-        )
+        )  # fmt: skip
         node = StepNode(
-            name=name,
-            next=tuple(next),
-            ask_user=ask_user,
+            name=name, next=tuple(next), ask_user=ask_user,
             on_insufficient_context=on_insufficient_context,
-        )
+        )  # fmt: skip
     except ValidationError as exc:
         raise PackDefinitionError(f"step {name!r}", _brief(exc)) from exc
     return Step(profile, node)
+
+
+def _optional(sees: Sequence[Kind], required: Sequence[Kind]) -> tuple[Kind, ...]:
+    return tuple(k for k in sees if k not in required)
 
 
 def assemble(

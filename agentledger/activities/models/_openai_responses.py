@@ -49,20 +49,26 @@ def request(
         ]
         body["tool_choice"] = "required" if settings.decisions == "tools" else "auto"
         body["parallel_tool_calls"] = False
-    if settings.decisions != "tools" and settings.structured_output == "json_schema":
-        body["text"] = {
-            "format": {
-                "type": "json_schema",
-                "name": packet.output_schema.name,
-                "schema": output_schema(packet, settings),
-                "strict": settings.strict_schema,
-            }
-        }
-    elif settings.decisions != "tools" and settings.structured_output == "json_object":
-        body["text"] = {"format": {"type": "json_object"}}
+    text_format = _text_format(packet, settings)
+    if text_format is not None:
+        body["text"] = {"format": text_format}
     if settings.send_prompt_cache_key:
         body["prompt_cache_key"] = packet.cache_key
     return body
+
+
+def _text_format(packet: ContextPacket, settings: ProviderSettings) -> dict[str, Any] | None:
+    """How the reply's text is constrained, when the decision comes as text."""
+    if settings.decisions == "tools" or settings.structured_output == "none":
+        return None
+    if settings.structured_output == "json_object":
+        return {"type": "json_object"}
+    return {
+        "type": "json_schema",
+        "name": packet.output_schema.name,
+        "schema": output_schema(packet, settings),
+        "strict": settings.strict_schema,
+    }
 
 
 def call(client: openai.OpenAI, body: dict[str, Any]) -> tuple[str, Response | None]:

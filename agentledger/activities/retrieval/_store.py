@@ -163,12 +163,15 @@ class SqlRetriever(SqlStore):
             ]
             _search.index(conn, ids)
             bump_generation(conn)
+        self._embed(ids)
+        return True
+
+    def _embed(self, ids: list[int]) -> None:
+        """A new revision's passages are new rows: embed them now, not at a customer's query."""
         if active_mode() != "fulltext":
-            # A new revision's passages are new rows: embed them now, not at a customer's query.
             from agentledger.activities.retrieval import _semantic
 
             _semantic.ensure_embedded(self._engine, shared_embedder(), ids)
-        return True
 
     def approve(
         self,

@@ -102,73 +102,81 @@ def _next_action(v: _View) -> dict[str, JsonValue]:
 
 
 def _answer(v: _View) -> dict[str, JsonValue]:
-    status, amount, currency = (
-        v.fact("order_status"),
-        v.fact("refundable_amount"),
-        v.fact("currency"),
-    )
-    refund = v.done("create_refund", about=v.order_id) if v.order_id is not None else None
     if v.order_id is None:
         return _reply(
             "Which order is this about? Please send its order number (it looks like "
             "ord_4821) and I will check it.",
             [],
         )
+    settled = _settled(v, v.order_id)
+    if settled is not None:
+        return settled
+    status = v.fact("order_status")
+    passage = v.passage(_ANCHORS.get(str(status), "#none"))
+    if status == "delivered_late" and passage is not None:
+        offered = _offer(v, v.order_id, passage)
+        if offered is not None:
+            return offered
+    return _reply(_explain(v, str(status)), [_source_id(passage)] if passage else [])
+
+
+def _settled(v: _View, order_id: str) -> dict[str, JsonValue] | None:
+    """The answer once the run has done or been refused something (or the order was not
+    found); ``None`` while nothing has happened yet."""
+    refund = v.done("create_refund", about=order_id)
     if refund is not None and refund.get("status") != "succeeded":
         error = v.errors[-1] if v.errors else {}
         return _reply(
-            f"The refund for order {v.order_id} could not be made "
+            f"The refund for order {order_id} could not be made "
             f"({error.get('code', 'failed')}: {error.get('message', 'no detail')}). Nothing "
             "was paid; a support agent will follow up.",
             [],
         )
     if v.errors:
         return _reply(
-            f"I could not find order {v.order_id} on your account. Please check the order "
+            f"I could not find order {order_id} on your account. Please check the order "
             "number and ask again.",
             [],
         )
-    if refund is not None and refund.get("status") == "succeeded":
+    if refund is not None:
         return _reply(
-            f"Your refund of {refunded_text(v, refund)} for order {v.order_id} has been created "
+            f"Your refund of {refunded_text(v, refund)} for order {order_id} has been created "
             f"(receipt {refund.get('receipt_id')}). It reaches your original payment "
             "method within 5 business days.",
             _cite(v, "#late-delivery", "#refund-method"),
             confirms=[refund],
         )
     refused = v.refused("create_refund")
-    if refused is not None:
-        return _reply(
-            f"Your order {v.order_id} qualifies for a refund review, but the refund "
-            f"was not carried out ({refused.get('reason_code')}: "
-            f"{refused.get('detail')}). A support agent will follow up.",
-            _cite(v, "#late-delivery"),
-        )
-    passage = v.passage(_ANCHORS.get(str(status), "#none"))
-    if (
-        status == "delivered_late"
-        and isinstance(amount, int | float)
-        and amount > 0
-        and passage is not None
-        and "create_refund" in _proposable(v)
+    if refused is None:
+        return None
+    return _reply(
+        f"Your order {order_id} qualifies for a refund review, but the refund "
+        f"was not carried out ({refused.get('reason_code')}: "
+        f"{refused.get('detail')}). A support agent will follow up.",
+        _cite(v, "#late-delivery"),
+    )
+
+
+def _offer(v: _View, order_id: str, passage: PacketItem) -> dict[str, JsonValue] | None:
+    """A late delivery's refund, proposed for approval (``None`` when it cannot be)."""
+    amount = v.fact("refundable_amount")
+    if not (isinstance(amount, int | float) and amount > 0) or "create_refund" not in _proposable(
+        v
     ):
-        proposal: dict[str, JsonValue] = {
-            "tool": "create_refund",
-            "arguments": {
-                "order_id": v.order_id,
-                "amount": amount,
-                "currency": currency,
-                "reason": "late delivery",
-            },
-        }
-        return _reply(
-            f"Order {v.order_id} arrived late, and late deliveries qualify for a refund "
-            f"review within 30 days. I have asked a support approver to refund "
-            f"{amount_text(v)}; no refund has been made yet.",
-            [_source_id(passage)],
-            proposal=proposal,
-        )
-    return _reply(_explain(v, str(status)), [_source_id(passage)] if passage else [])
+        return None
+    arguments: dict[str, JsonValue] = {
+        "order_id": order_id,
+        "amount": amount,
+        "currency": v.fact("currency"),
+        "reason": "late delivery",
+    }
+    return _reply(
+        f"Order {order_id} arrived late, and late deliveries qualify for a refund "
+        f"review within 30 days. I have asked a support approver to refund "
+        f"{amount_text(v)}; no refund has been made yet.",
+        [_source_id(passage)],
+        proposal={"tool": "create_refund", "arguments": arguments},
+    )
 
 
 def _explain(v: _View, status: str) -> str:

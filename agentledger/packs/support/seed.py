@@ -121,36 +121,39 @@ def seed(engine: Engine) -> bool:
         if conn.execute(select(func.count()).select_from(r.customers)).scalar_one() > 0:
             return False
         conn.execute(insert(r.customers), [{**c, "tenant_id": TENANT} for c in _CUSTOMERS])
-        conn.execute(
-            insert(r.orders),
-            [
-                {
-                    "order_id": o,
-                    "tenant_id": TENANT,
-                    "customer_id": c,
-                    "status": s,
-                    "amount": Decimal(a),
-                    "currency": cur,
-                    "ordered_at": od,
-                    "promised_by": pb,
-                    "delivered_at": dl,
-                    "items": items,
-                }
-                for o, c, s, a, cur, od, pb, dl, items in _ORDERS
-            ],
-        )
-        conn.execute(
-            insert(r.payments),
-            [
-                {
-                    "payment_id": "pay_" + o.removeprefix("ord_"),
-                    "order_id": o,
-                    "amount": Decimal(a),
-                    "currency": cur,
-                    "method": "card",
-                    "captured_at": od,
-                }
-                for o, _c, _s, a, cur, od, _pb, _dl, _i in _ORDERS
-            ],
-        )
+        conn.execute(insert(r.orders), _order_rows())
+        conn.execute(insert(r.payments), _payment_rows())
     return True
+
+
+def _order_rows() -> list[dict[str, object]]:
+    return [
+        {
+            "order_id": o,
+            "tenant_id": TENANT,
+            "customer_id": c,
+            "status": s,
+            "amount": Decimal(a),
+            "currency": cur,
+            "ordered_at": od,
+            "promised_by": pb,
+            "delivered_at": dl,
+            "items": items,
+        }
+        for o, c, s, a, cur, od, pb, dl, items in _ORDERS
+    ]
+
+
+def _payment_rows() -> list[dict[str, object]]:
+    """One captured card payment per order, of its amount."""
+    return [
+        {
+            "payment_id": "pay_" + o.removeprefix("ord_"),
+            "order_id": o,
+            "amount": Decimal(a),
+            "currency": cur,
+            "method": "card",
+            "captured_at": od,
+        }
+        for o, _c, _s, a, cur, od, _pb, _dl, _i in _ORDERS
+    ]
