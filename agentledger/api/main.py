@@ -62,7 +62,8 @@ def create_app(
     )  # fmt: skip
     app.state.context = ApiContext(
         ledger=ledger, client=client, task_queue=task_queue, signer=signer,
-        authenticator=Authenticator(issuers, ledger.get_principal), denials=DenialLog(ledger.engine),
+        authenticator=Authenticator(issuers, ledger.get_principal),
+        denials=DenialLog(ledger.engine),
     )  # fmt: skip
     app.state.secure_cookies = secure_cookies
     app.state.webhooks = webhooks
