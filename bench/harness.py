@@ -97,3 +97,13 @@ class Harness:
             approve=approve,
             reason=reason,
         )
+
+    async def parked_and_finished(self, request: str) -> tuple[str, str, list[RunEvent]]:
+        """Two runs of ``request``: one parked on its approval, one approved and finished (the
+        parked run's id, the finished one's and its events)."""
+        parked = await self.start(request)
+        await self.in_inbox(parked)
+        done = await self.start(request)
+        (approval,) = await self.in_inbox(done)
+        await self.decide(done, approval.approval_id, "ops_lead_1")
+        return parked, done, await self.finish(done)

@@ -38,12 +38,7 @@ def cli(harness: Harness, *args: str) -> subprocess.CompletedProcess[str]:
 async def test_a_backup_restores_into_an_empty_database_and_every_run_matches_its_history(
     harness: Harness, database_url: str, tmp_path: Path
 ) -> None:
-    parked = await harness.start(REQUEST)
-    await harness.in_inbox(parked)
-    done = await harness.start(REQUEST)
-    (approval,) = await harness.in_inbox(done)
-    await harness.decide(done, approval.approval_id, "ops_lead_1")
-    await harness.finish(done)
+    parked, done, _ = await harness.parked_and_finished(REQUEST)
     sqlite = make_url(database_url).get_backend_name() == "sqlite"
     path = tmp_path / ("ledger.backup.db" if sqlite else "ledger.dump")
 

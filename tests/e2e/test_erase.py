@@ -58,12 +58,8 @@ def all_text(harness: Harness, database_url: str) -> bytes:
 async def test_a_customer_is_erased_and_every_erased_run_still_verifies(
     harness: Harness, database_url: str
 ) -> None:
-    parked = await harness.start(REQUEST)
-    await harness.in_inbox(parked)
-    done = await harness.start(REQUEST)
-    (approval,) = await harness.in_inbox(done)
-    await harness.decide(done, approval.approval_id, "ops_lead_1")
-    answer = project(await harness.finish(done)).last_answer
+    parked, done, events = await harness.parked_and_finished(REQUEST)
+    answer = project(events).last_answer
     assert answer is not None
     other = await harness.start(OTHER, user="usr_88")
     await harness.until_approval_or_end(other)

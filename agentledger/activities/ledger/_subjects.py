@@ -86,6 +86,14 @@ def subject_key_id(tenant_id: str, subject_id: str, generation: int) -> str:
     return f"sk_{digest[:32]}"
 
 
+def seal_envelope(cipher: AESGCM, key_id: str, body: bytes) -> PreEncoded:
+    """``body`` (an event's exact JSON) sealed under ``key_id``'s ``cipher``, as stored."""
+    nonce = os.urandom(NONCE)
+    data = base64.b64encode(nonce + cipher.encrypt(nonce, body, key_id.encode())).decode()
+    sha = hashlib.sha256(body).hexdigest()
+    return PreEncoded(f'{SEALED}"{key_id}","sha256":"{sha}","data":"{data}"}}'.encode())
+
+
 def digest_of(text: str) -> str:
     """The event's digest: from its envelope when sealed, else over its stored JSON."""
     if text.startswith(SEALED):
@@ -106,15 +114,26 @@ class Sealer:
     def seal(self, conn: Connection, encoded: Sequence[EncodedEvent]) -> list[tuple[Any, ...]]:
         """The rows to insert: each event's payload sealed under its run's subject key."""
         rows: list[tuple[Any, ...]] = []
+        keys: dict[str, str] = {}
         for e in encoded:
             key_id, cipher = self._key_of_run(conn, e)
-            body = bytes(e.body)
-            nonce = os.urandom(NONCE)
-            data = base64.b64encode(nonce + cipher.encrypt(nonce, body, key_id.encode()))
-            sha = hashlib.sha256(body).hexdigest()
-            envelope = f'{SEALED}"{key_id}","sha256":"{sha}","data":"{data.decode()}"}}'
-            rows.append((*e.row[:6], PreEncoded(envelope.encode())))
+            keys[e.key[0]] = key_id
+            rows.append((*e.row[:6], seal_envelope(cipher, key_id, bytes(e.body))))
+        self._still_live(conn, keys)
         return rows
+
+    def _still_live(self, conn: Connection, keys: Mapping[str, str]) -> None:
+        """Refuse the append if an erasure has begun for a key this process had cached: the
+        keys are read under a shared lock, so an erasure that marks them waits for this
+        append, and its log digest includes it."""
+        query = select(subject_keys.c.key_id).where(
+            subject_keys.c.key_id.in_(set(keys.values())), subject_keys.c.state == "active"
+        )
+        live = set(conn.scalars(query.with_for_update(read=True)))
+        stale = sorted(run_id for run_id, key_id in keys.items() if key_id not in live)
+        if stale:
+            self.forget(stale)
+            raise SubjectErased(f"the subject of run {stale[0]} is being erased or was erased")
 
     def open(self, conn: Connection, texts: Sequence[str]) -> list[str]:
         """The stored payloads in clear (``ContentErased`` if any was sealed under a key that

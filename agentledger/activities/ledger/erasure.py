@@ -21,8 +21,6 @@ the freed pages hold no byte of what was there.
 
 from __future__ import annotations
 
-import base64
-import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,8 +31,12 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, delete, func, select, update
 
 from agentledger.activities.ledger import Ledger, LedgerError
-from agentledger.activities.ledger._codec import PreEncoded
-from agentledger.activities.ledger._subjects import SEALED, digest_of, subject_key_id
+from agentledger.activities.ledger._subjects import (
+    SEALED,
+    digest_of,
+    seal_envelope,
+    subject_key_id,
+)
 from agentledger.activities.ledger._tables import (
     answer_chunks,
     answer_streams,
@@ -50,8 +52,6 @@ from agentledger.activities.ledger._tables import (
 )
 from agentledger.activities.ledger.erasure_log import log_rows, run_digest, subject_digest
 from agentledger.activities.memory import forget_subject, subject_memories
-
-NONCE = 12
 
 
 class UnknownSubject(LedgerError):
@@ -155,26 +155,20 @@ def shred_run(
     keeps the digest of the event it holds, so the log digest does not change."""
     throwaway, key_id = AESGCM(AESGCM.generate_key(bit_length=256)), f"shredded_{erasure_id}"
     rows = log_rows(conn, run_id)
+    sealed = [t for _, _, t in rows if t.startswith(SEALED)]
+    opened = dict(zip(sealed, opener(conn, sealed), strict=True)) if opener and sealed else {}
     for seq, _, stored in rows:
-        if stored.startswith(SEALED) and opener is None:
+        clear = opened.get(stored, stored)
+        if clear.startswith(SEALED):
             continue  # its subject key is destroyed with this erasure
-        sha = digest_of(stored)
-        clear = opener(conn, [stored])[0] if stored.startswith(SEALED) and opener else stored
-        nonce = os.urandom(NONCE)
-        data = base64.b64encode(nonce + throwaway.encrypt(nonce, clear.encode(), None)).decode()
-        envelope = f'{SEALED}"{key_id}","sha256":"{sha}","data":"{data}"}}'
+        envelope = seal_envelope(throwaway, key_id, clear.encode())
         of_row = (run_events.c.run_id == run_id) & (run_events.c.seq == seq)
-        conn.execute(update(run_events).where(of_row).values(payload=_raw(envelope)))
+        conn.execute(update(run_events).where(of_row).values(payload=envelope))
     digest = run_digest((seq, kind, digest_of(t)) for seq, kind, t in rows)
     record = {"run_id": run_id, "erasure_id": erasure_id, "events": len(rows),
               "log_digest": digest, "verified": verified}  # fmt: skip
     conn.execute(erased_runs.insert().values(record))
     return len(rows)
-
-
-def _raw(envelope: str) -> PreEncoded:
-    """The envelope as the JSON column's value (stored as written, like an appended event)."""
-    return PreEncoded(envelope.encode())
 
 
 def drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
