@@ -115,25 +115,26 @@ def test_erasure_shreds_the_log_keeps_its_digests_and_refuses_a_second_time(
     assert sealed.read("run-again") == again.events
 
 
-def test_a_worker_holding_a_runs_key_stores_nothing_more_once_an_erasure_begins(
+def test_a_worker_holding_a_runs_key_stores_nothing_more_once_the_erasure_is_done(
     database_url: str,
 ) -> None:
-    """A worker caches each run's key; an erasure begun by another process is seen by its next
-    append all the same, before the keys are destroyed and after."""
+    """A worker caches each run's key; what the erasure did is seen by its next append all the
+    same. While it runs, a run already stored may record how it ends but none starts; after
+    it, nothing more is stored."""
     with Ledger.open(database_url) as worker, Ledger.open(database_url) as officer:
         worker.seal_with(Sealer(RING))
         officer.seal_with(Sealer(RING))
         script = RunScript("run-1")
         worker.append([script.started(), script.step()])  # the run's key is cached now
         begun = erasure.begin(officer, "acme", "usr_73")
-        late = script.step()
-        with pytest.raises(SubjectErased, match="run-1"):
-            worker.append([late])
+        worker.append([script.step()])  # how the run ends (the erasure cancels it)
+        with pytest.raises(SubjectErased, match="being erased"):
+            worker.append([RunScript("run-2").started()])
         erasure.finish(officer, begun, by="dpo_1", reason="r", verified={})
-        with pytest.raises(SubjectErased):
-            worker.append([late])
+        with pytest.raises(SubjectErased, match="run-1"):
+            worker.append([script.step()])
         record = erasure_log.erased_run(officer, "run-1")
-        assert record is not None and record.events == 2
+        assert record is not None and record.events == 3
 
 
 def test_erasure_shreds_runs_stored_in_clear_too(ledger: Ledger) -> None:

@@ -86,6 +86,13 @@ def subject_key_id(tenant_id: str, subject_id: str, generation: int) -> str:
     return f"sk_{digest[:32]}"
 
 
+def _usable(state: str | None, starting: bool) -> bool:
+    """Whether a key in ``state`` seals a run's next event. Once an erasure begins, the
+    subject's runs already stored may still record how they end (the erasure cancels them and
+    waits), but no run of theirs starts; once it finishes, nothing is sealed under the key."""
+    return state == "active" or (state == "erasing" and not starting)
+
+
 def seal_envelope(cipher: AESGCM, key_id: str, body: bytes) -> PreEncoded:
     """``body`` (an event's exact JSON) sealed under ``key_id``'s ``cipher``, as stored."""
     nonce = os.urandom(NONCE)
@@ -115,22 +122,27 @@ class Sealer:
         """The rows to insert: each event's payload sealed under its run's subject key."""
         rows: list[tuple[Any, ...]] = []
         keys: dict[str, str] = {}
+        starting: set[str] = set()
         for e in encoded:
             key_id, cipher = self._key_of_run(conn, e)
             keys[e.key[0]] = key_id
+            if isinstance(e.event, RunStarted):
+                starting.add(e.key[0])
             rows.append((*e.row[:6], seal_envelope(cipher, key_id, bytes(e.body))))
-        self._still_live(conn, keys)
+        self._check_usable(conn, keys, starting)
         return rows
 
-    def _still_live(self, conn: Connection, keys: Mapping[str, str]) -> None:
-        """Refuse the append if an erasure has begun for a key this process had cached: the
-        keys are read under a shared lock, so an erasure that marks them waits for this
-        append, and its log digest includes it."""
-        query = select(subject_keys.c.key_id).where(
-            subject_keys.c.key_id.in_(set(keys.values())), subject_keys.c.state == "active"
+    def _check_usable(self, conn: Connection, keys: Mapping[str, str], starting: set[str]) -> None:
+        """Refuse the append where the database, not this process's cache, says a run's key
+        may no longer seal (``_usable``). The keys are read under a shared lock, so an erasure
+        that marks or destroys them waits for this append, and its log digest includes it."""
+        query = select(subject_keys.c.key_id, subject_keys.c.state).where(
+            subject_keys.c.key_id.in_(set(keys.values()))
         )
-        live = set(conn.scalars(query.with_for_update(read=True)))
-        stale = sorted(run_id for run_id, key_id in keys.items() if key_id not in live)
+        states = {key: state for key, state in conn.execute(query.with_for_update(read=True))}
+        stale = sorted(
+            run for run, key in keys.items() if not _usable(states.get(key), run in starting)
+        )
         if stale:
             self.forget(stale)
             raise SubjectErased(f"the subject of run {stale[0]} is being erased or was erased")
@@ -179,7 +191,8 @@ class Sealer:
         run_id = e.key[0]
         if isinstance(e.event, RunStarted):  # a new run: its subject's key, checked now
             principal = e.event.work_order.principal
-            self._by_run[run_id] = self._subject_key(conn, principal.tenant_id, principal.user_id)
+            subject = (principal.tenant_id, principal.user_id)
+            self._by_run[run_id] = self._subject_key(conn, *subject, starting=True)
         found = self._by_run.get(run_id)
         if found is None:
             if len(self._by_run) > RUNS_CACHED:
@@ -191,11 +204,13 @@ class Sealer:
             erased = select(erased_runs.c.run_id).where(erased_runs.c.run_id == run_id)
             if conn.execute(erased).first() is not None:  # never a new key for a shredded run
                 raise SubjectErased(f"run {run_id}'s content was erased: nothing more is stored")
-            found = self._by_run[run_id] = self._subject_key(conn, *row)
+            found = self._by_run[run_id] = self._subject_key(conn, *row, starting=False)
         return found
 
-    def _subject_key(self, conn: Connection, tenant_id: str, subject_id: str) -> tuple[str, AESGCM]:
-        """The subject's live key, made on first use; refused while the subject is erased."""
+    def _subject_key(
+        self, conn: Connection, tenant_id: str, subject_id: str, *, starting: bool
+    ) -> tuple[str, AESGCM]:
+        """The subject's live key, made on first use; refused where ``_usable`` says so."""
         of_subject = (subject_keys.c.tenant_id == tenant_id) & (
             subject_keys.c.subject_id == subject_id
         )
@@ -226,7 +241,7 @@ class Sealer:
             )
             row = conn.execute(query).one()  # ours, or a concurrent first run's
         key_id, state, kek_id, wrapped = row
-        if state != "active":
+        if not _usable(state, starting) or wrapped is None:
             raise SubjectErased(
                 f"subject of tenant {tenant_id!r} is being erased: no new content is stored for it"
             )

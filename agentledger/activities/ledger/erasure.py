@@ -84,15 +84,15 @@ def begin(ledger: Ledger, tenant_id: str, subject_id: str) -> Begun:
     there is nothing of it to erase."""
     with ledger.begin() as conn:
         keys = _keys(conn, tenant_id, subject_id)
-        found = _subject_runs(conn, tenant_id, subject_id)
         live = {"active", "erasing"}
+        if live & set(keys):  # first: it waits for appends that hold the key, then lists them
+            conn.execute(_of_keys(tenant_id, subject_id, "active").values(state="erasing"))
+        found = _subject_runs(conn, tenant_id, subject_id)
         if not found and not subject_memories(conn, tenant_id, subject_id) and not live & set(keys):
             if keys:
                 raise AlreadyErased(f"{subject_id!r} of {tenant_id!r} is already erased")
             raise UnknownSubject(f"{tenant_id!r} has no run, memory or key of {subject_id!r}")
-        if live & set(keys):
-            conn.execute(_of_keys(tenant_id, subject_id, "active").values(state="erasing"))
-        else:  # no key yet (runs stored in clear): a marker refuses new runs meanwhile
+        if not live & set(keys):  # no key yet (runs stored in clear): a marker refuses new runs
             key_id = subject_key_id(tenant_id, subject_id, len(keys))
             row = {
                 "key_id": key_id,
@@ -116,6 +116,12 @@ def finish(
         if conn.dialect.name == "sqlite":
             conn.exec_driver_sql("PRAGMA secure_delete = ON")
         tenant, subject = begun.tenant_id, begun.subject_id
+        # The key first: appends still sealing under it finish before, later ones are refused.
+        conn.execute(
+            _of_keys(tenant, subject, "erasing").values(
+                state="erased", kek_id=None, wrapped=None, erased_at=now
+            )
+        )
         events = sum(
             shred_run(conn, run_id, erasure_id, verified.get(run_id, "no history"))
             for run_id in begun.runs
@@ -126,11 +132,6 @@ def finish(
             **drop_derived(conn, begun.runs),
             **forget_subject(conn, tenant, subject),
         }
-        conn.execute(
-            _of_keys(tenant, subject, "erasing").values(
-                state="erased", kek_id=None, wrapped=None, erased_at=now
-            )
-        )
         record = {"erasure_id": erasure_id, "tenant_id": tenant, "erased_by": by,
                   "subject_digest": subject_digest(tenant, subject), "reason": reason,
                   "erased_at": now, "affected": affected}  # fmt: skip
