@@ -22,10 +22,11 @@ saturated. Wall-clock figures on a shared machine are noisy: compare ratios from
 last line's ``*_vs_floor`` keys compare with the async floor (as they always have), the
 ``*_vs_sync_floor`` keys with the sync one; ``loadavg_1m`` is the host's load before and after.
 
-The sandbox re-imports the workflow modules for every run. A deployed worker reads them as
-bytecode (``pip install`` compiles it); a source checkout run with ``PYTHONDONTWRITEBYTECODE``
-would recompile them from source each run (~10 ms of CPU a run, ~0.5 ms a step here), so the
-bench writes bytecode to a temporary prefix outside the tree (``cached_bytecode``).
+The sandbox re-imports the floor's workflow module for every run (agentledger's workflows are
+passed through, ``app.runtime.PASSTHROUGH``). A deployed worker reads it as bytecode (``pip
+install`` compiles it); a source checkout run with ``PYTHONDONTWRITEBYTECODE`` would recompile
+it from source each run, so the bench writes bytecode to a temporary prefix outside the tree
+(``cached_bytecode``).
 """
 
 from __future__ import annotations

@@ -9,15 +9,17 @@ and one without, drive the same refund run (started, approved, finished) in alte
 - ``codec_step_overhead``: wall time per step sealed vs clear (target ≤ 1.1), with process CPU
   per step beside it (client, worker and codec share this process; the server is another).
 
-    python -m bench.privacy [--runs 20]
+    python -m bench.privacy [--runs 20] [--backend sqlite|postgresql]
 
 - ``runs_backed_up``, ``restore_runs_verified``: the sealed stack's ledger backed up (SQLite's
-  online backup), restored into a new database, each run checked against its history.
+  online backup, or ``pg_dump``), restored into a new database, each run checked against its
+  history.
 - ``runs_affected``, ``runs_verified_after_erase``: the customer erased (``app.erasure``) on the
   sealed stack; each erased run's log checked against its erasure record, as ``verify`` does.
 - ``ledger_plaintext_hits_after_erase``: then the customer's request words and every answer
-  they were given, searched in the raw database files and in a backup made after the erasure,
-  and their order id in every row of agentledger's own tables (0 is the target).
+  they were given, searched in the raw database files and in a backup made after the erasure
+  (on PostgreSQL: a plain-text dump made after it), and their order id in every row of
+  agentledger's own tables (0 is the target).
   ``system_of_record_hits_after_erase`` beside it: the order id in the pack's own tables (the
   business's records of the order, which an erasure of agent content leaves to the business).
 """
@@ -28,9 +30,11 @@ import argparse
 import asyncio
 import json
 import statistics
+import subprocess
 import tempfile
 import time
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 
 from sqlalchemy import inspect, text
@@ -48,6 +52,7 @@ from agentledger.domain.fold import project
 from agentledger.packs.support.evaluation import fresh_copy
 from bench._stack import open_stack, start_dev_server
 from bench.harness import Harness
+from bench.ledger import postgres_url
 
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 SECRETS = ("ord_4821", "arrived late", "usr_73")
@@ -75,24 +80,30 @@ async def _hits(stack: Harness, run_id: str) -> int:
     return sum(raw.count(secret.encode()) for secret in SECRETS)
 
 
-async def measure(runs: int) -> dict[str, object]:
-    with tempfile.TemporaryDirectory(prefix="agentledger-privacy-") as tmp:
+async def measure(runs: int, backend: str = "sqlite") -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="agentledger-privacy-") as tmp, ExitStack() as dbs:
         root = Path(tmp)
+
+        def database() -> str | None:
+            """A fresh database on the backend (``None``: a SQLite ledger in the data dir)."""
+            return dbs.enter_context(postgres_url()) if backend == "postgresql" else None
+
         server = start_dev_server(root / "temporal")
         try:
             stacks = {
                 sealed: await open_stack(
                     root / ("sealed" if sealed else "clear"),
                     server.address,
-                    None,
+                    database(),
                     f"privacy-{uuid.uuid4().hex[:8]}",
                     payload_codec=sealed,
                 )
                 for sealed in (True, False)
             }
             result = await _rounds(stacks, runs)
-            backed_up = await _backed_up(stacks[True], root)
-            return {**result, **backed_up, **await _erased(stacks[True], root)}
+            backed_up = await _backed_up(stacks[True], root, database())
+            erased = await _erased(stacks[True], root)
+            return {"backend": backend, **result, **backed_up, **erased}
         finally:
             stop_dev_server(root / "temporal")
 
@@ -124,11 +135,11 @@ async def _rounds(stacks: dict[bool, Harness], runs: int) -> dict[str, object]:
     }
 
 
-async def _backed_up(stack: Harness, root: Path) -> dict[str, object]:
-    """The sealed stack's ledger backed up, restored into a new database, and each restored
-    run's projection checked against the state its (sealed) history records."""
-    made = backup(stack.settings.ledger_url, root / "ledger.backup.db")
-    target = f"sqlite:///{root / 'restored' / 'ledger.db'}"
+async def _backed_up(stack: Harness, root: Path, target: str | None) -> dict[str, object]:
+    """The sealed stack's ledger backed up, restored into a new database (``target``, or a new
+    SQLite file), and each restored run's projection checked against its (sealed) history."""
+    made = backup(stack.settings.ledger_url, root / ("ledger.dump" if target else "ledger.db"))
+    target = target or f"sqlite:///{root / 'restored' / 'ledger.db'}"
     sealer = stack.runtime.ledger.sealer
     restored = restore(target, made.path, sealer)
     verified = 0
@@ -148,9 +159,7 @@ async def _erased(stack: Harness, root: Path) -> dict[str, object]:
         stack.client, ledger, "usr_73", by=stack.principal("dpo_1"), reason="bench.privacy"
     )
     checks = [erased_check(ledger, run_id) for run_id in done.runs]
-    copy = backup(stack.settings.ledger_url, root / "ledger.after-erase.db")
-    files = Path(make_url(stack.settings.ledger_url).database or "")
-    raw = b"".join(p.read_bytes() for p in (*files.parent.glob(files.name + "*"), copy.path))
+    raw = _stored_bytes(stack.settings.ledger_url, root)
     words = [REQUEST.split("? ")[1].encode(), b"arrived late", *answers]
     ours, pack = _order_id_rows(ledger)
     return {
@@ -159,6 +168,21 @@ async def _erased(stack: Harness, root: Path) -> dict[str, object]:
         "ledger_plaintext_hits_after_erase": sum(raw.count(w) for w in words) + ours,
         "system_of_record_hits_after_erase": pack,
     }
+
+
+def _stored_bytes(ledger_url: str, root: Path) -> bytes:
+    """What a reader of the database gets at: on SQLite, its files and a backup made now; on
+    PostgreSQL, a plain-text dump made now (the server's own files hold old row versions until
+    ``VACUUM`` reuses their space: only sealed content is safe there, see the README)."""
+    url = make_url(ledger_url)
+    if url.get_backend_name() == "sqlite":
+        copy = backup(ledger_url, root / "ledger.after-erase.db")
+        files = Path(url.database or "")
+        return b"".join(p.read_bytes() for p in (*files.parent.glob(files.name + "*"), copy.path))
+    libpq = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    dump = subprocess.run(["pg_dump", "--format=plain", f"--dbname={libpq}"],
+                          capture_output=True, check=True)  # fmt: skip
+    return dump.stdout
 
 
 def _order_id_rows(ledger: Ledger) -> tuple[int, int]:
@@ -177,8 +201,15 @@ def _order_id_rows(ledger: Ledger) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="refund runs per side (default 20)")
+    parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="the ledgers' backend (postgresql: fresh databases on AGENTLEDGER_TEST_DATABASE_URL's"
+        " server, dropped afterwards)",
+    )
     args = parser.parse_args()
-    result = asyncio.run(measure(args.runs))
+    result = asyncio.run(measure(args.runs, args.backend))
     print(f"{'':28}{'sealed':>10}{'clear':>10}{'ratio':>8}")
     print(
         f"{'wall ms per step (median)':28}{result['step_ms_sealed']:>10}"

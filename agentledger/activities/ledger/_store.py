@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from pydantic import ValidationError
-from sqlalchemy import Connection, Select, Text, cast, delete, func, select, tuple_
+from sqlalchemy import Connection, Select, Text, bindparam, cast, delete, func, select, tuple_
 from sqlalchemy.engine import URL
 
 from agentledger.activities.ledger._base import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_EVENT_BYTES
@@ -252,25 +252,24 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
                 raise LedgerConflict(*key, f"stored {loads(text).get('kind')}, got {e.event.kind}")
 
 
+_PREVIOUS = select(run_events.c.seq).where(
+    run_events.c.run_id == bindparam("run_id"), run_events.c.seq == bindparam("seq")
+)
+
+
 def _check_follows(conn: Connection, encoded: list[EncodedEvent]) -> None:
     """Each run's first event in the batch follows one already stored (or is its first).
 
     Only the head is checked: a batch's own events are contiguous whenever the workflow sends
     every event not yet confirmed, and a retried batch whose head is stored passes as a no-op.
+    Each head is one prepared lookup (an ``IN`` list of pairs is compiled anew every time).
     """
     heads: dict[str, int] = {}
     for e in encoded:  # sorted by (run_id, seq): the first of each run is its head
         heads.setdefault(e.key[0], e.key[1])
-    wanted = [(run, seq - 1) for run, seq in heads.items() if seq > 1]
-    if not wanted:
-        return
-    query = select(run_events.c.run_id, run_events.c.seq).where(
-        tuple_(run_events.c.run_id, run_events.c.seq).in_(wanted)
-    )
-    stored = {(run, seq) for run, seq in conn.execute(query)}
-    for run, before in wanted:
-        if (run, before) not in stored:
-            raise LedgerGap(run, before + 1)
+    for run, seq in heads.items():  # a workflow's flush holds one run: one lookup
+        if seq > 1 and conn.execute(_PREVIOUS, {"run_id": run, "seq": seq - 1}).first() is None:
+            raise LedgerGap(run, seq)
 
 
 def _sorted_unique(encoded: list[EncodedEvent]) -> list[EncodedEvent]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, bindparam, func, select
 
 from agentledger.activities._sql import insert_for
 from agentledger.activities.ledger._codec import EncodedEvent, PreEncoded
@@ -36,6 +36,15 @@ from agentledger.domain.events import RunStarted
 SEALED = '{"sealed":'
 NONCE = 12
 RUNS_CACHED = 4096
+
+
+_KEY_STATE = (
+    select(subject_keys.c.state)
+    .where(subject_keys.c.key_id == bindparam("key_id"))
+    .with_for_update(read=True)
+)
+"""A key's state, under a shared lock (a batch seals under one key or a few: one prepared
+statement each, not an ``IN`` list compiled every time)."""
 
 
 class SubjectErased(PayloadRejected):
@@ -136,10 +145,7 @@ class Sealer:
         """Refuse the append where the database, not this process's cache, says a run's key
         may no longer seal (``_usable``). The keys are read under a shared lock, so an erasure
         that marks or destroys them waits for this append, and its log digest includes it."""
-        query = select(subject_keys.c.key_id, subject_keys.c.state).where(
-            subject_keys.c.key_id.in_(set(keys.values()))
-        )
-        states = {key: state for key, state in conn.execute(query.with_for_update(read=True))}
+        states = {key: conn.scalar(_KEY_STATE, {"key_id": key}) for key in set(keys.values())}
         stale = sorted(
             run for run, key in keys.items() if not _usable(states.get(key), run in starting)
         )
