@@ -22,6 +22,9 @@ and one without, drive the same refund run (started, approved, finished) in alte
   agentledger's own tables (0 is the target).
   ``system_of_record_hits_after_erase`` beside it: the order id in the pack's own tables (the
   business's records of the order, which an erasure of agent content leaves to the business).
+- ``runs_erased_again_on_restore``: the backup made before the erasure, restored with the
+  erasure register (``app.erasure_register``): the runs erased again (equal to
+  ``runs_affected``).
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ from agentledger.activities.memory import _tables as memory_tables
 from agentledger.activities.retrieval import _tables as retrieval_tables
 from agentledger.app.backups import backup, restore
 from agentledger.app.devserver import stop_dev_server
-from agentledger.app.erasure import erase, erased_check
+from agentledger.app.erasure import erase, erased_check, erased_run
+from agentledger.app.erasure_register import entries
 from agentledger.app.history import recorded_state
 from agentledger.domain.fold import project
 from agentledger.packs.support.evaluation import fresh_copy
@@ -56,6 +60,7 @@ from bench.ledger import postgres_url
 
 REQUEST = "Can I get a refund for order ord_4821? It arrived late."
 SECRETS = ("ord_4821", "arrived late", "usr_73")
+REGISTER = "erasures.jsonl"
 
 
 async def _one(stack: Harness) -> tuple[str, float, float]:
@@ -101,9 +106,10 @@ async def measure(runs: int, backend: str = "sqlite") -> dict[str, object]:
                 for sealed in (True, False)
             }
             result = await _rounds(stacks, runs)
-            backed_up = await _backed_up(stacks[True], root, database())
+            backed_up, copy = await _backed_up(stacks[True], root, database())
             erased = await _erased(stacks[True], root)
-            return {"backend": backend, **result, **backed_up, **erased}
+            again = _erased_again(stacks[True], copy, root, database())
+            return {"backend": backend, **result, **backed_up, **erased, **again}
         finally:
             stop_dev_server(root / "temporal")
 
@@ -135,7 +141,9 @@ async def _rounds(stacks: dict[bool, Harness], runs: int) -> dict[str, object]:
     }
 
 
-async def _backed_up(stack: Harness, root: Path, target: str | None) -> dict[str, object]:
+async def _backed_up(
+    stack: Harness, root: Path, target: str | None
+) -> tuple[dict[str, object], Path]:
     """The sealed stack's ledger backed up, restored into a new database (``target``, or a new
     SQLite file), and each restored run's projection checked against its (sealed) history."""
     made = backup(stack.settings.ledger_url, root / ("ledger.dump" if target else "ledger.db"))
@@ -148,15 +156,16 @@ async def _backed_up(stack: Harness, root: Path, target: str | None) -> dict[str
         for run_id in restored.run_ids:
             live = await recorded_state(stack.client, run_id)
             verified += project(copy.read(run_id)) == live
-    return {"runs_backed_up": made.runs, "restore_runs_verified": verified}
+    return {"runs_backed_up": made.runs, "restore_runs_verified": verified}, made.path
 
 
 async def _erased(stack: Harness, root: Path) -> dict[str, object]:
     """Every run here is usr_73's: erase them, check each log, then search for their words."""
     ledger = stack.runtime.ledger
     answers = [r.answer.encode() for r in ledger.list_runs(limit=100_000) if r.answer]
+    by, register = stack.principal("dpo_1"), root / REGISTER
     done = await erase(
-        stack.client, ledger, "usr_73", by=stack.principal("dpo_1"), reason="bench.privacy"
+        stack.client, ledger, "usr_73", by=by, reason="bench.privacy", register=register
     )
     checks = [erased_check(ledger, run_id) for run_id in done.runs]
     raw = _stored_bytes(stack.settings.ledger_url, root)
@@ -168,6 +177,16 @@ async def _erased(stack: Harness, root: Path) -> dict[str, object]:
         "ledger_plaintext_hits_after_erase": sum(raw.count(w) for w in words) + ours,
         "system_of_record_hits_after_erase": pack,
     }
+
+
+def _erased_again(stack: Harness, copy: Path, root: Path, target: str | None) -> dict[str, int]:
+    """The backup made before the erasure, restored with the erasure register: every run the
+    erasure touched is erased again in the restored ledger."""
+    target = target or f"sqlite:///{root / 'restored-after' / 'ledger.db'}"
+    restored = restore(target, copy, stack.runtime.ledger.sealer, entries(root / REGISTER))
+    with Ledger.open(target) as ledger:
+        erased = sum(erased_run(ledger, run_id) is not None for run_id in restored.run_ids)
+    return {"runs_erased_again_on_restore": erased}
 
 
 def _stored_bytes(ledger_url: str, root: Path) -> bytes:
@@ -231,6 +250,10 @@ def main() -> None:
         f"erased {result['runs_affected']} runs; {result['runs_verified_after_erase']} verify; "
         f"customer text left: {result['ledger_plaintext_hits_after_erase']} "
         f"(the order in the business's own tables: {result['system_of_record_hits_after_erase']})"
+    )
+    print(
+        f"the backup from before the erasure, restored: {result['runs_erased_again_on_restore']} "
+        "runs erased again"
     )
     print(json.dumps(result))
 

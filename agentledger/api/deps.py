@@ -10,6 +10,7 @@ disclosed. A refusal the API makes itself is recorded in ``api_denials``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
@@ -43,6 +44,8 @@ class ApiContext:
     authenticator: Authenticator
     denials: DenialLog
     signer: Issuer
+    erasure_register: Path | None = None
+    """Where erasures are registered for restores (``app.erasure_register``; ``None``: not)."""
 
 
 def context(request: Request) -> ApiContext:

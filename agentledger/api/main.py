@@ -49,13 +49,15 @@ def create_app(
     secure_cookies: bool = False,
     webhooks: WebhookDoor | None = None,
     public_url: str | None = None,
+    erasure_register: Path | None = None,
 ) -> FastAPI:
     """``signer``: the issuer that signs decisions and replies for verified callers (its key
     must be one the workers' runs trust); ``secure_cookies``: mark the session cookies
     ``Secure`` (behind TLS); ``webhooks``: the signed webhook sources ``/hooks`` accepts
     (their counters served at ``/metrics``); ``public_url``: this service's public base URL,
     to serve MCP at ``<public_url>/mcp/`` (``api.mcp_door``) and every loaded pack over A2A at
-    ``<public_url>/a2a/<pack>`` (``api.a2a``)."""
+    ``<public_url>/a2a/<pack>`` (``api.a2a``); ``erasure_register``: where erasures are
+    registered, so a restored backup is erased again (``app.erasure_register``)."""
     app = FastAPI(
         title="agentledger", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None,
         lifespan=_lifespan,
@@ -63,7 +65,7 @@ def create_app(
     app.state.context = ApiContext(
         ledger=ledger, client=client, task_queue=task_queue, signer=signer,
         authenticator=Authenticator(issuers, ledger.get_principal),
-        denials=DenialLog(ledger.engine),
+        denials=DenialLog(ledger.engine), erasure_register=erasure_register,
     )  # fmt: skip
     app.state.secure_cookies = secure_cookies
     app.state.webhooks = webhooks

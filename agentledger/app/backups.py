@@ -13,8 +13,9 @@ them: the payload key ring and the issuer's key stay in ``<data dir>/identity`` 
 ``AGENTLEDGER_PAYLOAD_KEYS`` points). A backup without its ring cannot open a sealed event, by
 design; the read models (request text, answers) and packets are derived copies in clear, so
 keep a backup as you keep the database. A backup taken before an erasure still holds the
-erased subject's wrapped key: restoring it brings the subject back, so erase again after a
-restore (the erasure log of the live database says whom).
+erased subject's wrapped key, and the ring still opens it: so a restore erases again what the
+erasure register (``app.erasure_register``, kept outside the ledger like the ring) says was
+erased, before anything reads the restored ledger.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import URL, make_url
 
 from agentledger.activities.ledger import Ledger, Sealer, build_engine
+from agentledger.app import erasure_register
 from agentledger.app.errors import ConfigError, Refused
 
 __all__ = ["BackedUp", "Restored", "backup", "restore"]
@@ -50,6 +53,8 @@ _COUNTS = "SELECT count(DISTINCT run_id), count(*) FROM run_events"
 class Restored:
     run_ids: tuple[str, ...]
     events: int
+    erased_again: tuple[str, ...] = ()
+    """The erasures made to re-apply the register's (``app.erasure_register.reapply``)."""
 
 
 def backup(ledger_url: str, path: Path) -> BackedUp:
@@ -79,9 +84,15 @@ def _pg_dump(ledger_url: str, url: URL, path: Path) -> BackedUp:
     return BackedUp(path, int(runs), int(events))
 
 
-def restore(ledger_url: str, path: Path, sealer: Sealer | None = None) -> Restored:
-    """Restore the backup ``path`` into the empty database at ``ledger_url``; migrate it and
-    rebuild its read models (``sealer``: the key ring that opens its sealed runs)."""
+def restore(
+    ledger_url: str,
+    path: Path,
+    sealer: Sealer | None = None,
+    register: Sequence[erasure_register.Entry] = (),
+) -> Restored:
+    """Restore the backup ``path`` into the empty database at ``ledger_url``; migrate it,
+    rebuild its read models (``sealer``: the key ring that opens its sealed runs) and erase
+    again what the erasure ``register`` says was erased since."""
     url = make_url(ledger_url)
     if not path.is_file():
         raise ConfigError(f"no backup file {path}")
@@ -98,10 +109,11 @@ def restore(ledger_url: str, path: Path, sealer: Sealer | None = None) -> Restor
     with Ledger.open(ledger_url) as ledger:
         ledger.seal_with(sealer)
         replayed = ledger.rebuild_read_models()
+        erased_again = tuple(erasure_register.reapply(ledger, list(register)))
         with ledger.engine.connect() as conn:
             query = text("SELECT DISTINCT run_id FROM run_events ORDER BY run_id")
             run_ids = tuple(conn.execute(query).scalars())
-    return Restored(run_ids, replayed)
+    return Restored(run_ids, replayed, erased_again)
 
 
 def _refuse_a_ledger_there(ledger_url: str) -> None:

@@ -80,6 +80,9 @@ class Settings:
     content_retention: Mapping[str, int] = field(default_factory=dict)
     """Days each tenant keeps run content after a run ends (``AGENTLEDGER_CONTENT_RETENTION``,
     ``domain.retention``); empty: kept until erased."""
+    erasure_register: Path | None = None
+    """``AGENTLEDGER_ERASURE_REGISTER``: what erasures destroyed, kept outside the ledger so a
+    restored backup is erased again (``app.erasure_register``; default: the data directory's)."""
 
     metrics_port: int | None = None
     """Serve ``/metrics`` on this port (worker and dev; ``None``: no metrics at all)."""
@@ -274,6 +277,7 @@ def from_environment() -> Settings:
         max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", 1000),
         ended_runs_kept_hours=_int("AGENTLEDGER_ENDED_RUNS_KEPT_HOURS", 24),
         content_retention=_retention(env("AGENTLEDGER_CONTENT_RETENTION", "")),
+        erasure_register=_optional_path("AGENTLEDGER_ERASURE_REGISTER"),
         metrics_port=_optional_int("AGENTLEDGER_METRICS_PORT"),
         metrics_host=env("AGENTLEDGER_METRICS_HOST") or "0.0.0.0",
         trusted_keys_file=_optional_path("AGENTLEDGER_TRUSTED_KEYS"),

@@ -3,11 +3,13 @@
 
 In order, so that nothing is half-erased:
 
-1. ``activities.ledger.erasure.begin``: the subject's key is marked ``erasing``; from then on no run
-   of theirs stores anything, so a run started meanwhile is refused, never half-erased.
+1. ``activities.ledger.erasure.begin``: the subject's key is marked ``erasing``; from then on no
+   run of theirs starts (one started meanwhile is refused, never half-erased), while the runs
+   already stored may still record how they end.
 2. Their runs in flight are cancelled (Temporal cancellation: each records how it ended),
    and each run's ledger projection is compared with its Temporal history, as ``verify`` does.
-3. ``activities.ledger.erasure.finish``: the ledger's content is shredded and the erasure recorded.
+3. ``activities.ledger.erasure.finish``: the ledger's content is shredded and the erasure
+   recorded, in the ledger and in the erasure register outside it (``app.erasure_register``).
 4. Each run's Temporal history is deleted: the server holds no byte of it any more.
 
 Erasing is resumable: a second ``erase`` after an interrupted one finishes it.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
@@ -24,7 +27,8 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentledger.activities.ledger import ContentErased, Ledger, erasure, erasure_log
-from agentledger.activities.ledger.erasure_log import ErasedRun
+from agentledger.activities.ledger.erasure_log import ErasedRun, subject_digest
+from agentledger.app import erasure_register
 from agentledger.app.errors import NotFound, Refused
 from agentledger.app.history import recorded_state
 from agentledger.domain.fold import project
@@ -84,10 +88,18 @@ class Erasure:
 
 
 async def erase(
-    client: Client, ledger: Ledger, subject_id: str, *, by: Principal, reason: str
+    client: Client,
+    ledger: Ledger,
+    subject_id: str,
+    *,
+    by: Principal,
+    reason: str,
+    register: Path | None,
 ) -> Erasure:
-    """Erase ``subject_id`` of ``by``'s tenant; ``Refused`` without the eraser role or a
-    reason, ``NotFound`` for a subject with nothing stored, ``Refused`` when already erased."""
+    """Erase ``subject_id`` of ``by``'s tenant, and add it to the erasure ``register`` (``None``:
+    none kept, so a restored backup brings the subject back); ``Refused`` without the eraser
+    role or a reason, ``NotFound`` for a subject with nothing stored, ``Refused`` when already
+    erased."""
     reason = reason.strip()
     if ERASER_ROLE not in by.roles:
         raise Refused(f"{by.user_id} lacks the {ERASER_ROLE!r} role", "missing_role")
@@ -103,6 +115,8 @@ async def erase(
         await _cancel(client, run_id)
     verified = {run_id: await _compare(client, ledger, run_id) for run_id in begun.runs}
     erased = erasure.finish(ledger, begun, by=by.user_id, reason=reason, verified=verified)
+    if register is not None:
+        erasure_register.record(register, erased, subject_digest(by.tenant_id, subject_id))
     for run_id in begun.runs:
         await _delete_history(client, run_id)
     return Erasure(erased.erasure_id, begun.runs, begun.live, verified, dict(erased.affected))

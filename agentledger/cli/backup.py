@@ -12,6 +12,7 @@ from agentledger.app.backups import backup as back_up
 from agentledger.app.backups import restore as restore_into
 from agentledger.app.config import Settings
 from agentledger.app.erasure import erased_check
+from agentledger.app.erasure_register import entries, register_path
 from agentledger.app.errors import NotFound
 from agentledger.app.history import recorded_state
 from agentledger.app.payloads import subject_sealer
@@ -23,9 +24,9 @@ from agentledger.domain.fold import project
 __all__ = ["backup", "rebuild_read_models", "restore"]
 
 KEYS = (
-    "· not in it: the payload key ring and the issuer's key (<data dir>/identity, or "
-    "AGENTLEDGER_PAYLOAD_KEYS): keep them apart; without the ring, the runs' Temporal histories "
-    "are unreadable by design"
+    "· not in it: the payload key ring, the erasure register and the issuer's key (<data "
+    "dir>/identity, or AGENTLEDGER_PAYLOAD_KEYS and AGENTLEDGER_ERASURE_REGISTER): keep them "
+    "apart; without the ring, sealed events and Temporal histories are unreadable by design"
 )
 
 
@@ -34,15 +35,18 @@ async def backup(settings: Settings, args: argparse.Namespace) -> int:
     done = back_up(settings.ledger_url, args.path)
     say(f"backed up {done.runs} runs ({done.events} events) to {done.path}")
     say(KEYS)
-    say("· the ledger's content is not encrypted per subject: the file holds customer text")
+    say("· run events are sealed per customer; packets and read models are in clear")
     return 0
 
 
 async def restore(settings: Settings, args: argparse.Namespace) -> int:
-    done = restore_into(settings.ledger_url, args.path, subject_sealer(settings))
+    register = register_path(settings)
+    done = restore_into(settings.ledger_url, args.path, subject_sealer(settings), entries(register))
     where = make_url(settings.ledger_url).render_as_string(hide_password=True)
     runs, events = len(done.run_ids), done.events
     say(f"restored {runs} runs into {where}; read models rebuilt from {events} events")
+    if done.erased_again:
+        say(f"· erased again as {register} says: {', '.join(done.erased_again)}")
     if args.no_verify:
         say("· not verified against Temporal (--no-verify)")
         return 0

@@ -7,6 +7,7 @@ import argparse
 
 from agentledger.app.config import Settings
 from agentledger.app.erasure import erase as erase_subject
+from agentledger.app.erasure_register import register_path
 from agentledger.app.stack import open_ledger, principal_of
 from agentledger.app.temporal import connect
 from agentledger.cli._common import say
@@ -18,7 +19,10 @@ async def erase(settings: Settings, args: argparse.Namespace) -> int:
     ledger = open_ledger(settings)
     by = principal_of(ledger, args.principal)
     client = await connect(settings)
-    done = await erase_subject(client, ledger, args.subject, by=by, reason=args.reason)
+    register = register_path(settings)
+    done = await erase_subject(
+        client, ledger, args.subject, by=by, reason=args.reason, register=register
+    )
     affected = done.affected
     say(done.erasure_id)
     say(
@@ -32,4 +36,5 @@ async def erase(settings: Settings, args: argparse.Namespace) -> int:
         say(f"  {run_id}: {done.verified[run_id]} its Temporal history before; history deleted")
     say("· Temporal removes the deleted histories in the background, within a minute")
     say("· the log keeps each event's kind and digest: `agentledger verify RUN` checks them")
+    say(f"· registered in {register}: a restored backup is erased again")
     return 0

@@ -16,6 +16,7 @@ from agentledger.api.auth import TrustedIssuer, issuers_from
 from agentledger.api.hooks import webhook_door
 from agentledger.api.main import create_app
 from agentledger.app.config import ISSUERS_VARIABLE, Settings
+from agentledger.app.erasure_register import register_path
 from agentledger.app.identity import API_AUDIENCE, Issuer, issuer_for
 from agentledger.app.registry import register_env_packs
 from agentledger.app.stack import open_ledger
@@ -52,6 +53,7 @@ async def serve(settings: Settings, args: argparse.Namespace) -> int:
     app = create_app(
         ledger, client, settings.task_queue, issuers, signer=signer,
         webhooks=webhook_door(ledger), public_url=public_url(args),
+        erasure_register=register_path(settings),
     )  # fmt: skip
     say(
         f"· serving http://{args.host}:{args.port}/ (UI: /ui/approvals, OpenAPI: /docs, MCP: "

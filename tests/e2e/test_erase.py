@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect, text
+from sqlalchemy import create_engine, inspect, text
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentledger.domain.fold import project
 from tests._temporal import Harness
-from tests.e2e.test_backup import cli
+from tests.e2e.test_backup import _empty, cli
 from tests.workflows.test_refund_run import REQUEST
 
 pytestmark = pytest.mark.temporal
@@ -42,17 +42,20 @@ async def gone(harness: Harness, run_id: str, within: float = 90.0) -> bool:
     return False
 
 
-def all_text(harness: Harness, database_url: str) -> bytes:
+def all_text(database_url: str) -> bytes:
     """Every byte the database holds that a reader could get at: the SQLite files themselves;
     on PostgreSQL, every row of every table as text (what a dump holds)."""
     if database_url.startswith("sqlite"):
         base = Path(database_url.removeprefix("sqlite:///"))
         return b"".join(p.read_bytes() for p in base.parent.glob(base.name + "*"))
-    engine = harness.runtime.ledger.engine
-    with engine.connect() as conn:
-        tables = inspect(conn).get_table_names()
-        rows = [conn.execute(text(f'SELECT t::text FROM "{t}" t')).scalars() for t in tables]
-        return "\n".join(r for found in rows for r in found).encode()
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            tables = inspect(conn).get_table_names()
+            rows = [conn.execute(text(f'SELECT t::text FROM "{t}" t')).scalars() for t in tables]
+            return "\n".join(r for found in rows for r in found).encode()
+    finally:
+        engine.dispose()
 
 
 async def test_a_customer_is_erased_and_every_erased_run_still_verifies(
@@ -79,7 +82,7 @@ async def test_a_customer_is_erased_and_every_erased_run_still_verifies(
         assert "log intact" in checked.stdout and "dpo_1" in checked.stdout
     shown = cli(harness, "show", done, "--database-url", database_url)
     assert shown.returncode == 0 and "run_completed  (erased; sha256" in shown.stdout
-    raw = all_text(harness, database_url)
+    raw = all_text(database_url)
     assert REQUEST.encode() not in raw and answer.answer.encode() not in raw
     assert OTHER.encode() in raw  # the search finds what is there: usr_88 kept theirs
     assert harness.runtime.ledger.read(other)
@@ -97,3 +100,31 @@ async def test_a_customer_is_erased_and_every_erased_run_still_verifies(
     assert harness.runtime.ledger.read(back)
     if database_url.startswith("sqlite"):  # one backend suffices: the same Temporal server
         assert await gone(harness, done) and await gone(harness, parked)
+
+
+async def test_a_backup_from_before_an_erasure_is_erased_again_when_restored(
+    harness: Harness, database_url: str, tmp_path: Path
+) -> None:
+    """The backup holds the customer's wrapped key and the ring still opens it: the restore
+    erases them again, as the erasure register (outside the ledger) says."""
+    parked, done, _ = await harness.parked_and_finished(REQUEST)
+    other = await harness.start(OTHER, user="usr_88")
+    await harness.until_approval_or_end(other)
+    sqlite = database_url.startswith("sqlite")
+    path = tmp_path / ("before.db" if sqlite else "before.dump")
+    made = cli(harness, "backup", str(path), "--database-url", database_url)
+    assert made.returncode == 0, made.stderr
+    code, out, err = await erase(harness, database_url, "--subject", "usr_73", "--as", "dpo_1",
+                                 "--reason", "art. 17 request")  # fmt: skip
+    assert code == 0 and "registered in" in out, out + err
+
+    with _empty(database_url, tmp_path) as target:
+        restored = cli(harness, "restore", str(path), "--database-url", target, "--no-verify")
+        assert restored.returncode == 0, restored.stdout + restored.stderr
+        assert "erased again as" in restored.stdout, restored.stdout
+        for run_id in (done, parked):
+            checked = cli(harness, "verify", run_id, "--database-url", target)
+            assert checked.returncode == 0 and "log intact" in checked.stdout, checked.stdout
+        raw = all_text(target)
+        assert REQUEST.encode() not in raw
+        assert OTHER.encode() in raw  # usr_88 was not erased, so not again

@@ -22,13 +22,13 @@ the freed pages hold no byte of what was there.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import Connection, delete, func, select, union, update
 
 from agentledger.activities.ledger import Ledger, LedgerError
 from agentledger.activities.ledger._subjects import (
@@ -77,6 +77,8 @@ class Erased:
     erased_at: datetime
     runs: tuple[str, ...]
     affected: Mapping[str, int]
+    key_ids: tuple[str, ...] = ()
+    """The subject keys destroyed (ids are digests: they name nobody)."""
 
 
 def begin(ledger: Ledger, tenant_id: str, subject_id: str) -> Begun:
@@ -117,6 +119,12 @@ def finish(
             conn.exec_driver_sql("PRAGMA secure_delete = ON")
         tenant, subject = begun.tenant_id, begun.subject_id
         # The key first: appends still sealing under it finish before, later ones are refused.
+        of_subject = (subject_keys.c.tenant_id == tenant) & (subject_keys.c.subject_id == subject)
+        key_ids = tuple(
+            conn.scalars(
+                select(subject_keys.c.key_id).where(of_subject, subject_keys.c.state == "erasing")
+            )
+        )
         conn.execute(
             _of_keys(tenant, subject, "erasing").values(
                 state="erased", kek_id=None, wrapped=None, erased_at=now
@@ -141,7 +149,27 @@ def finish(
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     if ledger.sealer is not None:
         ledger.sealer.forget(begun.runs)
-    return Erased(erasure_id, now, begun.runs, affected)
+    return Erased(erasure_id, now, begun.runs, affected, key_ids)
+
+
+def unerased(
+    ledger: Ledger, digest: str, key_ids: Collection[str], erased_at: datetime
+) -> list[tuple[str, str]]:
+    """The (tenant, subject) of ``digest`` (``subject_digest``) if this ledger still holds what
+    an erasure at ``erased_at`` destroyed: one of ``key_ids`` undestroyed, or a run from before
+    it not erased (a backup restored from before the erasure; one taken after the subject came
+    back holds neither)."""
+    candidates = union(
+        select(runs.c.tenant_id, runs.c.principal_id).where(
+            runs.c.created_at <= erased_at, runs.c.run_id.not_in(select(erased_runs.c.run_id))
+        ),
+        select(subject_keys.c.tenant_id, subject_keys.c.subject_id).where(
+            subject_keys.c.key_id.in_(key_ids), subject_keys.c.state != "erased"
+        ),
+    )
+    with ledger.engine.connect() as conn:
+        found = {(tenant, subject) for tenant, subject in conn.execute(candidates)}
+    return sorted(pair for pair in found if subject_digest(*pair) == digest)
 
 
 def shred_run(

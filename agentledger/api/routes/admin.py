@@ -85,8 +85,9 @@ async def erase_subject(ctx: Ctx, caller: Who, subject_id: Name, body: ErasureBo
     require_role(ctx, caller, ERASER_ROLE, "erase_subject", subject_id)
     try:
         done = await erase(
-            ctx.client, ctx.ledger, subject_id, by=caller.principal, reason=body.reason
-        )
+            ctx.client, ctx.ledger, subject_id, by=caller.principal, reason=body.reason,
+            register=ctx.erasure_register,
+        )  # fmt: skip
     except NotFound as exc:
         raise ApiProblem(404, "unknown-subject", str(exc)) from None
     except Refused as exc:
