@@ -24,7 +24,12 @@ from agentledger.activities.ledger import (
     erasure_log,
     retention,
 )
-from agentledger.activities.ledger._tables import run_events
+from agentledger.activities.ledger._tables import (
+    answer_chunks,
+    context_packets,
+    run_events,
+    tool_outputs,
+)
 from agentledger.domain.retention import parse_retention
 from bench.factories import REQUEST, T0, RunScript, principal, refund_run
 
@@ -53,6 +58,31 @@ def test_sealed_events_read_back_exactly_and_are_stored_as_envelopes(sealed: Led
     assert all(text.startswith('{"sealed":"sk_') for text in stored)
     assert not any("ord_4821" in text or "refund" in text for text in stored)
     assert sealed.get_run("run-1") is not None  # the read models are derived as before
+
+
+def test_a_runs_packets_tool_outputs_and_answer_streams_are_sealed_under_its_key_too(
+    sealed: Ledger, database_url: str
+) -> None:
+    sealed.append(refund_run().events)
+    packet = {"items": [{"text": "Can I get a refund for order ord_4821?"}], "n": 1e16}
+    sealed.put_packet("sha256:p1", "run-1", "choose_next_action", packet)
+    sealed.put_tool_output("sha256:o1", "run-1", "op_3", "get_order", {"order_id": "ord_4821"})
+
+    number = sealed.open_stream("run-1", "draft_answer", 4, 1)
+    sealed.append_chunk("run-1", number, 0, "Your refund for ord_4821 ")
+    sealed.append_chunk("run-1", number, 25, "is on its way.")
+
+    assert sealed.get_packet("sha256:p1") == packet  # exactly, 1e16 a float still
+    assert sealed.read_stream("run-1", number, 25).text == "is on its way."
+    with sealed.engine.connect() as conn:
+        stored = [
+            conn.execute(select(cast(c, Text))).scalars().all()
+            for c in (context_packets.c.body, tool_outputs.c.body, answer_chunks.c.text)
+        ]
+    assert all(text.startswith('{"sealed":"sk_') for rows in stored for text in rows)
+    assert not any("ord_4821" in text for rows in stored for text in rows)
+    with Ledger.open(database_url) as without_ring, pytest.raises(ContentErased):
+        without_ring.get_packet("sha256:p1")
 
 
 def test_a_retried_append_is_a_no_op_and_a_different_event_a_conflict(sealed: Ledger) -> None:

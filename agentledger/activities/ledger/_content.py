@@ -1,5 +1,9 @@
 """Content-addressed stores (manifests, context packets, tool outputs) and the principal directory.
 
+A packet and a tool's full output copy a run's content: with a key ring they are sealed under the
+run's subject key, as its events are (``_subjects``); manifests hold the pack's terms, not a
+customer's, and stay in clear.
+
 Content-addressed puts are insert-or-ignore: the hash names the content, so a second put of the
 same hash (a retried activity) is a no-op on both backends. Principals are upserted, because the
 directory is the source of truth for roles and scopes and they change.
@@ -13,11 +17,11 @@ from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import Connection, Insert, Table, select
+from sqlalchemy import Connection, Insert, Table, Text, cast, select
 
 from agentledger.activities._sql import insert_for
 from agentledger.activities.ledger._base import LedgerBase
-from agentledger.activities.ledger._codec import check_ids, encode_body
+from agentledger.activities.ledger._codec import check_ids, encode_body, loads
 from agentledger.activities.ledger._tables import (
     context_packets,
     manifests,
@@ -27,6 +31,9 @@ from agentledger.activities.ledger._tables import (
 from agentledger.domain.canonical import sha256_hex
 from agentledger.domain.manifest import ExecutionManifest
 from agentledger.domain.principal import Principal, canonical_user_id
+
+_OF_A_RUN = frozenset({context_packets.name, tool_outputs.name})
+"""Content-addressed tables whose rows copy a run's content: sealed like its events."""
 
 
 class ContentStore(LedgerBase):
@@ -63,7 +70,16 @@ class ContentStore(LedgerBase):
         self._insert(conn, context_packets, row, body, f"context packet {packet_hash}")
 
     def get_packet(self, packet_hash: str) -> dict[str, Any] | None:
-        return self._get(context_packets, context_packets.c.packet_hash, packet_hash)
+        """The packet as built (``ContentErased`` when sealed under a key that is gone)."""
+        query = select(cast(context_packets.c.body, Text)).where(
+            context_packets.c.packet_hash == packet_hash
+        )
+        with self._reading() as conn:
+            stored = conn.execute(query).scalar_one_or_none()
+            if stored is None:
+                return None
+            found: dict[str, Any] = loads(self.open_stored(conn, [stored])[0])
+        return found
 
     def put_tool_output(
         self, output_hash: str, run_id: str, operation_id: str, tool: str, body: Any
@@ -144,7 +160,10 @@ class ContentStore(LedgerBase):
             body = body.model_dump(mode="json")
         # Encoded once, checked, and handed over as-is (no second serialisation).
         check_ids(what, *(v for v in row.values() if isinstance(v, str)))
-        row["body"] = encode_body(body, what, self.max_body_bytes)
+        encoded = encode_body(body, what, self.max_body_bytes)
+        if self.sealer is not None and table.name in _OF_A_RUN:
+            encoded = self.sealer.seal_body(conn, row["run_id"], bytes(encoded))
+        row["body"] = encoded
         conn.execute(_insert_or_ignore(conn.dialect.name, table), row)
 
     def _get(self, table: Table, key: Any, value: str) -> Any | None:

@@ -6,6 +6,7 @@ supersedes every stream of the run still open (a retried attempt, or a fallback 
 over), so a reader that follows only the newest stream never shows half of one take glued to
 another. Streams sit beside the log, never in it or in Temporal history: they say what the model
 was saying, while the run's recorded answer is what it said. They are pruned after the run ends.
+With a key ring, each chunk is stored sealed under the run's key, as the run's events are.
 """
 
 from __future__ import annotations
@@ -55,9 +56,10 @@ class AnswerStreams(LedgerBase):
                 with self._writing() as conn:
                     number = self._open_in(conn, run_id, step, step_no, attempt, whole)
                     if whole is not None:
+                        text = self._sealed(conn, run_id, whole)
                         conn.execute(
                             insert(answer_chunks).values(
-                                run_id=run_id, number=number, offset=0, text=whole
+                                run_id=run_id, number=number, offset=0, text=text
                             )
                         )
                     return number
@@ -102,9 +104,18 @@ class AnswerStreams(LedgerBase):
 
     def append_chunk(self, run_id: str, number: int, offset: int, text: str) -> None:
         with self._writing() as conn:
+            sealed = self._sealed(conn, run_id, text)
             conn.execute(
-                insert(answer_chunks).values(run_id=run_id, number=number, offset=offset, text=text)
+                insert(answer_chunks).values(
+                    run_id=run_id, number=number, offset=offset, text=sealed
+                )
             )
+
+    def _sealed(self, conn: Connection, run_id: str, text: str) -> str:
+        """A chunk as stored: sealed under the run's key when the ledger has a ring."""
+        if self.sealer is None:
+            return text
+        return self.sealer.seal_body(conn, run_id, text.encode()).decode()
 
     def close_stream(self, run_id: str, number: int, status: str = "done") -> None:
         """The take's reply is in: ``done`` when its chunks are the whole answer it gave,
@@ -137,7 +148,8 @@ class AnswerStreams(LedgerBase):
                 .where(answer_chunks.c.offset >= start)
                 .order_by(answer_chunks.c.offset)
             ).all()
-        return StreamRead(stream, "".join(c.text for c in chunks), start)
+            texts = self.open_stored(conn, [c.text for c in chunks])
+        return StreamRead(stream, "".join(texts), start)
 
     def streams(self, run_id: str) -> list[AnswerStream]:
         """Every stream of the run, oldest first."""

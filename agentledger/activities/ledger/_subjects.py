@@ -193,12 +193,24 @@ class Sealer:
             ciphers[key_id] = self._unwrap(kek_id, wrapped, key_id)
         return ciphers
 
+    def seal_body(self, conn: Connection, run_id: str, body: bytes) -> PreEncoded:
+        """A copy derived from a run's content (its context packet, a tool's full output)
+        sealed under the run's key, as its events are: erasure leaves only ciphertext behind,
+        in the table and in any old row version."""
+        key_id, cipher = self._run_key(conn, run_id)
+        self._check_usable(conn, {run_id: key_id}, set())
+        return seal_envelope(cipher, key_id, body)
+
     def _key_of_run(self, conn: Connection, e: EncodedEvent) -> tuple[str, AESGCM]:
         run_id = e.key[0]
         if isinstance(e.event, RunStarted):  # a new run: its subject's key, checked now
             principal = e.event.work_order.principal
             subject = (principal.tenant_id, principal.user_id)
             self._by_run[run_id] = self._subject_key(conn, *subject, starting=True)
+        return self._run_key(conn, run_id)
+
+    def _run_key(self, conn: Connection, run_id: str) -> tuple[str, AESGCM]:
+        """The key of a run already started: cached, or its subject's looked up."""
         found = self._by_run.get(run_id)
         if found is None:
             if len(self._by_run) > RUNS_CACHED:
