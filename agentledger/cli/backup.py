@@ -35,7 +35,7 @@ async def backup(settings: Settings, args: argparse.Namespace) -> int:
     done = back_up(settings.ledger_url, args.path)
     say(f"backed up {done.runs} runs ({done.events} events) to {done.path}")
     say(KEYS)
-    say("· run events are sealed per customer; packets and read models are in clear")
+    say("· runs' events, packets and outputs are sealed per customer; read models are in clear")
     return 0
 
 
