@@ -238,25 +238,21 @@ def _granted(profile: AgentProfile, mcp_pins: tuple[McpServerPin, ...]) -> tuple
     return tool_grants
 
 
-_FROZEN_AS_IS = (
+_FROZEN_AS_IS = (  # the profile's fields a manifest freezes exactly as the profile states them
     "profile_id", "agent_version", "model", "instructions", "step_profiles", "token_budget",
     "policy_bundle", "budgets", "evaluation_profile", "approval_ttl_seconds", "compaction",
     "step_graph", "conversation", "handoffs",
 )  # fmt: skip
-"""The profile's fields a manifest freezes exactly as the profile states them."""
 
 
 def _checked_grants(
     profile: AgentProfile, mcp_pins: tuple[McpServerPin, ...], origin: HandoffOrigin | None
 ) -> tuple[ToolGrant, ...]:
-    """The profile's grants (a child run's narrowed to its authority), once its cost limits are
-    priced and its handoffs fit them."""
-    price_problem = unpriced_cost_limit(profile.model, profile.budgets)
-    if price_problem is not None:
+    """The grants (a child run's narrowed to its authority) once cost limits and handoffs check."""
+    if (price_problem := unpriced_cost_limit(profile.model, profile.budgets)) is not None:
         raise ManifestError(price_problem)
-    tool_grants = _granted(profile, mcp_pins)
-    if origin is not None:
-        tool_grants = tuple(g for g in tool_grants if g.name in origin.authority)
+    granted = _granted(profile, mcp_pins)
+    tool_grants = tuple(g for g in granted if origin is None or g.name in origin.authority)
     check_handoffs(
         profile.handoffs, (g.name for g in tool_grants), (s.name for s in profile.step_profiles)
     )

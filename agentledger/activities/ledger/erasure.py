@@ -118,18 +118,7 @@ def finish(
         if conn.dialect.name == "sqlite":
             conn.exec_driver_sql("PRAGMA secure_delete = ON")
         tenant, subject = begun.tenant_id, begun.subject_id
-        # The key first: appends still sealing under it finish before, later ones are refused.
-        of_subject = (subject_keys.c.tenant_id == tenant) & (subject_keys.c.subject_id == subject)
-        key_ids = tuple(
-            conn.scalars(
-                select(subject_keys.c.key_id).where(of_subject, subject_keys.c.state == "erasing")
-            )
-        )
-        conn.execute(
-            _of_keys(tenant, subject, "erasing").values(
-                state="erased", kek_id=None, wrapped=None, erased_at=now
-            )
-        )
+        key_ids = _destroy_keys(conn, tenant, subject, now)  # first: see _destroy_keys
         events = sum(
             shred_run(conn, run_id, erasure_id, verified.get(run_id, "no history"))
             for run_id in begun.runs
@@ -223,6 +212,22 @@ def drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
         .values(idempotency_key=None, receipt_id=None)
     )
     return counts
+
+
+def _destroy_keys(
+    conn: Connection, tenant_id: str, subject_id: str, now: datetime
+) -> tuple[str, ...]:
+    """Destroy the subject's keys being erased; their ids. Done first in ``finish``: appends
+    still sealing under one finish before it, and every later one is refused."""
+    of_subject = (subject_keys.c.tenant_id == tenant_id) & (subject_keys.c.subject_id == subject_id)
+    erasing = select(subject_keys.c.key_id).where(of_subject, subject_keys.c.state == "erasing")
+    key_ids = tuple(conn.scalars(erasing))
+    conn.execute(
+        _of_keys(tenant_id, subject_id, "erasing").values(
+            state="erased", kek_id=None, wrapped=None, erased_at=now
+        )
+    )
+    return key_ids
 
 
 def _keys(conn: Connection, tenant_id: str, subject_id: str) -> dict[str, int]:
