@@ -13,10 +13,10 @@ them: the payload key ring and the issuer's key stay in ``<data dir>/identity`` 
 ``AGENTLEDGER_PAYLOAD_KEYS`` points). A backup without its ring cannot open a sealed event, by
 design (events, packets, tool outputs and answer streams are sealed per subject); the read
 models (request text, answers) and memories are in clear, so keep a backup as you keep the
-database. A backup taken before an erasure still holds the
-erased subject's wrapped key, and the ring still opens it: so a restore erases again what the
-erasure register (``app.erasure_register``, kept outside the ledger like the ring) says was
-erased, before anything reads the restored ledger.
+database. A backup taken before an erasure still holds the erased subject's wrapped key, and the
+ring still opens it: so a restore erases again what the erasure register
+(``app.erasure_register``, kept outside the ledger like the ring) says was erased, before
+anything reads the restored ledger.
 """
 
 from __future__ import annotations
