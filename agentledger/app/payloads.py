@@ -7,6 +7,11 @@ the keys reads no customer text. A payload carries the id of the key that sealed
 metadata, and the key id is bound to the ciphertext (associated data), so rotation never breaks
 an old history: new payloads use the ring's ``active`` key, old ones are opened with theirs.
 
+A workflow's payloads are sealed under a key of its own (``WorkflowKeys``: made on its first
+payload, kept in the ledger's database wrapped under the ring), which erasing or shredding its
+run destroys: a history Temporal still holds, in its database, a backup or an export, then opens
+with no key at all. What belongs to no workflow (an unbound call) is sealed under the ring.
+
 Keys: ``AGENTLEDGER_PAYLOAD_KEYS`` names a key ring file (JSON: ``{"active": "k2", "keys":
 {"k1": "<base64 of 32 bytes>", "k2": ...}}``, shared by every worker, the API and the CLI);
 without it, the data directory's own ring (``identity/payload-keys.json``, made on first use,
@@ -18,7 +23,9 @@ decode with the codec on: a payload without the encrypted encoding passes throug
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import copy
 import dataclasses
 import json
 import os
@@ -26,14 +33,28 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Self
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from sqlalchemy import Engine
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.converter import DataConverter, PayloadCodec
+from temporalio.converter import (
+    DataConverter,
+    PayloadCodec,
+    SerializationContext,
+    WithSerializationContext,
+)
 
-from agentledger.activities.ledger import KeyWrap, Sealer
+from agentledger.activities.ledger import (
+    WORKFLOW_KEY_PREFIX,
+    ContentErased,
+    KeyWrap,
+    Sealer,
+    WorkflowKeys,
+    build_engine,
+)
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError, in_words
 from agentledger.app.secret_files import write_once
@@ -90,56 +111,89 @@ class KeyRing:
         return cls.from_file(path)
 
 
-class EncryptionCodec(PayloadCodec):
+class EncryptionCodec(PayloadCodec, WithSerializationContext):
     """AES-256-GCM over each whole serialized payload, its key id as associated data.
+
+    ``workflows``: each workflow's own key (``WorkflowKeys``, in the ledger's database). Bound to
+    a workflow (``with_context``: the SDK binds the codec to the workflow whose payload it is, for
+    workflows, activities, updates, queries and children alike), it seals under that workflow's
+    key, which erasing its run destroys; unbound (or without ``workflows``), under the ring's
+    active key. Opening goes by the key id a payload names, so either kind opens anywhere.
 
     ``reload``: where the ring came from, read again when a payload names a key this codec does
     not hold (another process of the fleet rotated first): a rotation reaches running workers
     without a restart. Sealing keeps the active key this codec loaded until then."""
 
-    def __init__(self, ring: KeyRing, reload: Callable[[], KeyRing] | None = None) -> None:
+    def __init__(
+        self,
+        ring: KeyRing,
+        reload: Callable[[], KeyRing] | None = None,
+        workflows: WorkflowKeys | None = None,
+    ) -> None:
         self._reload = reload
+        self._workflows = workflows
+        self._workflow_id: str | None = None
         self._take(ring)
 
     def _take(self, ring: KeyRing) -> None:
         self._active = ring.active
         self._ciphers = {kid: AESGCM(key) for kid, key in ring.keys.items()}
 
+    def with_context(self, context: SerializationContext) -> Self:
+        workflow_id = getattr(context, "workflow_id", None)  # workflow and activity contexts
+        if self._workflows is None or workflow_id == self._workflow_id:
+            return self
+        bound = copy.copy(self)
+        bound._workflow_id = workflow_id
+        return bound
+
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
-        return [self.seal(p) for p in payloads]
+        kid, cipher = self._active, self._ciphers[self._active]
+        if self._workflows is not None and self._workflow_id is not None and payloads:
+            found = self._workflows.cached(self._workflow_id)
+            if found is None:
+                found = await asyncio.to_thread(self._workflows.sealing, self._workflow_id)
+            kid, cipher = found
+        return [_sealed(payload, kid, cipher) for payload in payloads]
 
     async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
-        return [self.open(p) for p in payloads]
+        return [await self._opened(payload) for payload in payloads]
 
-    def seal(self, payload: Payload) -> Payload:
-        kid = self._active.encode()
-        nonce = os.urandom(NONCE_BYTES)
-        sealed = self._ciphers[self._active].encrypt(nonce, payload.SerializeToString(), kid)
-        return Payload(metadata={"encoding": ENCODING, KEY_ID: kid}, data=nonce + sealed)
-
-    def open(self, payload: Payload) -> Payload:
+    async def _opened(self, payload: Payload) -> Payload:
         if payload.metadata.get("encoding") != ENCODING:
             return payload  # recorded before the codec, or by a client without it
-        kid = payload.metadata.get(KEY_ID, b"")
+        kid = payload.metadata.get(KEY_ID, b"").decode(errors="replace")
+        cipher = await self._cipher(kid)
         nonce, sealed = payload.data[:NONCE_BYTES], payload.data[NONCE_BYTES:]
         try:
-            return Payload.FromString(
-                self._cipher(kid.decode(errors="replace")).decrypt(nonce, sealed, kid)
-            )
+            return Payload.FromString(cipher.decrypt(nonce, sealed, kid.encode()))
         except InvalidTag:
-            name = kid.decode(errors="replace")
             raise PayloadKeyMissing(
-                f"payload under key {name!r} fails authentication: this ring's key of that id "
+                f"payload under key {kid!r} fails authentication: this ring's key of that id "
                 "is not the one it was sealed with"
             ) from None
 
-    def _cipher(self, kid: str) -> AESGCM:
+    async def _cipher(self, kid: str) -> AESGCM:
+        if kid.startswith(WORKFLOW_KEY_PREFIX) and self._workflows is not None:
+            cipher = self._workflows.cached_id(kid)
+            if cipher is None:
+                try:
+                    cipher = await asyncio.to_thread(self._workflows.opening, kid)
+                except ContentErased as exc:
+                    raise PayloadKeyMissing(str(exc)) from None
+            return cipher
         if kid not in self._ciphers and self._reload is not None:
             self._take(self._reload())
-        cipher = self._ciphers.get(kid)
-        if cipher is None:
+        ring_cipher = self._ciphers.get(kid)
+        if ring_cipher is None:
             raise PayloadKeyMissing(f"payload sealed under key {kid!r}, which this ring lacks")
-        return cipher
+        return ring_cipher
+
+
+def _sealed(payload: Payload, kid: str, cipher: AESGCM) -> Payload:
+    nonce = os.urandom(NONCE_BYTES)
+    sealed = cipher.encrypt(nonce, payload.SerializeToString(), kid.encode())
+    return Payload(metadata={"encoding": ENCODING, KEY_ID: kid.encode()}, data=nonce + sealed)
 
 
 def ring_path(settings: Settings) -> Path:
@@ -168,7 +222,32 @@ def payload_codec(settings: Settings) -> EncryptionCodec | None:
     if not settings.temporal_security.payload_codec:
         return None
     path = ring_path(settings)
-    return EncryptionCodec(_ring(settings), reload=lambda: KeyRing.from_file(path))
+    ring = _ring(settings)
+    workflows = WorkflowKeys(
+        _ledger_engine(settings), _wrap(ring), reload=lambda: _wrap(KeyRing.from_file(path))
+    )
+    return EncryptionCodec(ring, reload=lambda: KeyRing.from_file(path), workflows=workflows)
+
+
+_ENGINES: dict[str, Engine] = {}
+
+
+def _ledger_engine(settings: Settings) -> Callable[[], Engine]:
+    """The ledger's database, where workflows' payload keys live: connected to only when a
+    payload needs a key this process does not hold yet, and never kept connected."""
+    url = settings.ledger_url
+
+    def engine() -> Engine:
+        if url not in _ENGINES:
+            embedded = settings.data_dir / "ledger.db"
+            if settings.database_url is None and not embedded.exists():
+                raise PayloadKeyMissing(
+                    f"no ledger at {embedded.resolve()}, where workflows' payload keys are kept"
+                )
+            _ENGINES[url] = build_engine(url, pooled=False)
+        return _ENGINES[url]
+
+    return engine
 
 
 def subject_sealer(settings: Settings) -> Sealer | None:

@@ -11,11 +11,14 @@ import os
 import stat
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from temporalio.api.common.v1 import Payload
+from temporalio.converter import WorkflowSerializationContext
 
+from agentledger.activities.ledger import WORKFLOW_KEY_PREFIX, PayloadKeyGone, retention
 from agentledger.app import runs as run_ops
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError, RunStuck
@@ -26,6 +29,7 @@ from agentledger.app.payloads import (
     EncryptionCodec,
     KeyRing,
     PayloadKeyMissing,
+    payload_codec,
     rotate,
 )
 from agentledger.app.registry import get_pack
@@ -114,7 +118,11 @@ async def test_a_run_its_worker_cannot_open_is_named_stuck_not_waited_out(
 ) -> None:
     """A starter sealing with a ring the worker lacks: the run's workflow task fails on every
     attempt (no crash loop: Temporal retries it), and ``wait_for`` says so by name."""
-    elsewhere = Settings(data_dir=tmp_path / "elsewhere", temporal_address=harness.settings.address)
+    elsewhere = Settings(
+        data_dir=tmp_path / "elsewhere",
+        temporal_address=harness.settings.address,
+        database_url=harness.settings.ledger_url,  # the worker's ledger, its own key ring
+    )
     stranger = await connect(elsewhere)  # its own data directory's ring, not the worker's
     order = get_pack("support").make_work_order(REQUEST, harness.principal("usr_73"))
     handle = await run_ops.start_run(
@@ -122,7 +130,8 @@ async def test_a_run_its_worker_cannot_open_is_named_stuck_not_waited_out(
     )
     try:
         with pytest.raises(
-            RunStuck, match=r"workflow task has failed \d+ times: .*'local-1' fails auth"
+            RunStuck,
+            match=r"workflow task has failed \d+ times: .*ring key 'local-1': not the ring",
         ):
             await run_ops.wait_for(stranger, handle.id, pending_approval=True, timeout=90)
     finally:
@@ -161,3 +170,38 @@ def test_keys_rotate_and_list_name_key_ids_and_never_key_material(tmp_path: Path
     assert not any(m in rotated.stdout + listed.stdout for m in material)
     missing = keys("list", "--file", str(tmp_path / "none.json"))
     assert missing.returncode == 2 and "payload key ring" in missing.stderr
+
+
+@pytest.mark.temporal
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_a_runs_history_is_sealed_under_its_own_key_which_shredding_the_run_destroys(
+    harness: Harness,
+) -> None:
+    """Every payload of a run's history names the run's own workflow key, kept in the ledger;
+    once the run is shredded (retention here, erasure alike), a process that did not hold the key
+    already opens none of them, and nothing new is sealed for the run."""
+    run_id = await harness.start(REQUEST)
+    (approval,) = await harness.in_inbox(run_id)
+    await harness.decide(run_id, approval.approval_id, "ops_lead_1")
+    await harness.finish(run_id)
+    history = await harness.client.get_workflow_handle(run_id).fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes.input.payloads
+    (kid,) = {p.metadata[KEY_ID] for p in started}
+    assert kid.startswith(WORKFLOW_KEY_PREFIX.encode())
+    raw = b"".join(event.SerializeToString() for event in history.events)
+    assert raw.count(kid) > 10 and raw.count(kid) == raw.count(KEY_ID.encode())
+    before = payload_codec(harness.settings)  # another process, as it were: nothing cached
+    assert before is not None and len(await before.decode(started)) == 1
+
+    later = datetime.now(UTC) + timedelta(days=2)
+    assert retention.shred_expired(harness.runtime.ledger, {"*": 1}, later) == 1
+    after = payload_codec(harness.settings)
+    assert after is not None
+    with pytest.raises(PayloadKeyMissing, match="its run's erasure destroyed"):
+        await after.decode(started)
+    with pytest.raises(PayloadKeyGone, match="content was erased"):
+        await after.with_context(_context(run_id)).encode([PLAIN])
+
+
+def _context(workflow_id: str) -> WorkflowSerializationContext:
+    return WorkflowSerializationContext(namespace="default", workflow_id=workflow_id)

@@ -16,6 +16,10 @@ from agentledger.activities.ledger._errors import (
 )
 from agentledger.activities.ledger._migrate import upgrade
 from agentledger.activities.ledger._observer import AppendObserver
+from agentledger.activities.ledger._payload_keys import (
+    PREFIX as WORKFLOW_KEY_PREFIX,
+)
+from agentledger.activities.ledger._payload_keys import PayloadKeyGone, WorkflowKeys
 from agentledger.activities.ledger._queries import RunFilter
 from agentledger.activities.ledger._rows import (
     ApprovalRow,
@@ -31,6 +35,7 @@ from agentledger.activities.ledger._subjects import ContentErased, KeyWrap, Seal
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_EVENT_BYTES",
+    "WORKFLOW_KEY_PREFIX",
     "AnswerStream",
     "AnswerStreams",
     "AppendObserver",
@@ -43,6 +48,7 @@ __all__ = [
     "LedgerError",
     "LedgerGap",
     "LedgerUnavailable",
+    "PayloadKeyGone",
     "PayloadRejected",
     "PayloadTooLarge",
     "ReceiptRow",
@@ -52,6 +58,7 @@ __all__ = [
     "Sealer",
     "StreamRead",
     "SubjectErased",
+    "WorkflowKeys",
     "build_engine",
     "upgrade",
 ]

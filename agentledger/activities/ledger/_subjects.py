@@ -62,7 +62,7 @@ class ContentErased(LedgerError):
 
 @dataclass(frozen=True)
 class KeyWrap:
-    """The key ring that wraps subject keys: ``keys[active]`` wraps new ones."""
+    """The key ring that wraps subject keys and workflow keys: ``keys[active]`` wraps new ones."""
 
     active: str
     keys: Mapping[str, bytes]
@@ -76,7 +76,7 @@ class KeyWrap:
         kek = self.keys.get(kek_id)
         if kek is None:
             raise ContentErased(
-                f"subject key {key_id} is wrapped under ring key {kek_id!r}, "
+                f"key {key_id} is wrapped under ring key {kek_id!r}, "
                 "which this process's key ring lacks"
             )
         raw = base64.b64decode(wrapped)
@@ -84,7 +84,8 @@ class KeyWrap:
             return AESGCM(kek).decrypt(raw[:NONCE], raw[NONCE:], key_id.encode())
         except InvalidTag:
             raise ContentErased(
-                f"subject key {key_id} does not open with ring key {kek_id!r}"
+                f"key {key_id} does not open with ring key {kek_id!r}: not the ring that "
+                "wrapped it"
             ) from None
 
 

@@ -233,3 +233,17 @@ erased_runs = Table(
     Column("log_digest", String(), nullable=False),
     Column("verified", String(), nullable=False),
 )
+
+# Each workflow's own Temporal payload key (``app.payloads``), wrapped under the key ring; made
+# when its first payload is sealed. Shredding a run destroys ``wrapped``: what Temporal still
+# holds of its history, in its database or a backup of it, no longer opens with any key.
+payload_keys = Table(
+    "payload_keys",
+    metadata,
+    Column("key_id", String(), primary_key=True),
+    Column("workflow_id", String(), nullable=False, unique=True),
+    Column("kek_id", String()),
+    Column("wrapped", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("destroyed_at", UTCDateTime),
+)

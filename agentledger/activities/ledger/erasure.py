@@ -7,7 +7,8 @@ then on (``SubjectErased``), and names the subject's runs. ``finish``, in one tr
 
 - seals every event of those runs still stored in clear under a throwaway key (never stored),
   and destroys the subject's keys: every event becomes an envelope no key opens, its ``sha256``
-  over the event's exact JSON kept, so the log keeps its structure and digests;
+  over the event's exact JSON kept, so the log keeps its structure and digests; destroys each
+  run's Temporal payload key (``_payload_keys``), so no copy of its history opens either;
 - records each run's log digest (``erased_runs``), to be checked against later (``verify``);
 - deletes what is derived from the content: packets, full tool outputs, answer streams, the
   subject's memories and memory caches; blanks the read models' text, idempotency keys and
@@ -31,6 +32,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, delete, func, select, union, update
 
 from agentledger.activities.ledger import Ledger, LedgerError
+from agentledger.activities.ledger._payload_keys import destroy_workflow_key
 from agentledger.activities.ledger._subjects import (
     SEALED,
     digest_of,
@@ -169,8 +171,9 @@ def shred_run(
     opener: Callable[[Connection, list[str]], list[str]] | None = None,
 ) -> int:
     """Seal the run's events under a key nobody keeps (the clear ones; with ``opener``, the
-    ones sealed under a subject key that lives on too); record its log digest. Each envelope
-    keeps the digest of the event it holds, so the log digest does not change."""
+    ones sealed under a subject key that lives on too); destroy its Temporal payload key; record
+    its log digest. Each envelope keeps the digest of the event it holds, so the log digest does
+    not change."""
     throwaway, key_id = AESGCM(AESGCM.generate_key(bit_length=256)), f"shredded_{erasure_id}"
     rows = log_rows(conn, run_id)
     sealed = [t for _, _, t in rows if t.startswith(SEALED)]
@@ -186,6 +189,7 @@ def shred_run(
     record = {"run_id": run_id, "erasure_id": erasure_id, "events": len(rows),
               "log_digest": digest, "verified": verified}  # fmt: skip
     conn.execute(erased_runs.insert().values(record))
+    destroy_workflow_key(conn, run_id)
     return len(rows)
 
 
