@@ -25,6 +25,10 @@ and one without, drive the same refund run (started, approved, finished) in alte
 - ``runs_erased_again_on_restore``: the backup made before the erasure, restored with the
   erasure register (``app.erasure_register``): the runs erased again (equal to
   ``runs_affected``).
+- ``history_copies_opened_after_erase``: each run's start input, copied out of Temporal before
+  the erasure (as a backup of Temporal's database would hold it), opened after it by a process
+  holding the key ring and the database: 0 of ``history_copies``, since the erasure destroyed
+  every run's own payload key (``history_copies_opened_before_erase`` beside it: all of them).
 """
 
 from __future__ import annotations
@@ -37,11 +41,12 @@ import subprocess
 import tempfile
 import time
 import uuid
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import make_url
+from temporalio.api.common.v1 import Payload
 
 from agentledger.activities.ledger import Ledger
 from agentledger.activities.ledger import _tables as ledger_tables
@@ -52,6 +57,7 @@ from agentledger.app.devserver import stop_dev_server
 from agentledger.app.erasure import erase, erased_check, erased_run
 from agentledger.app.erasure_register import entries
 from agentledger.app.history import recorded_state
+from agentledger.app.payloads import PayloadKeyMissing, payload_codec
 from agentledger.domain.fold import project
 from agentledger.packs.support.evaluation import fresh_copy
 from bench._stack import open_stack, start_dev_server
@@ -162,7 +168,10 @@ async def _backed_up(
 async def _erased(stack: Harness, root: Path) -> dict[str, object]:
     """Every run here is usr_73's: erase them, check each log, then search for their words."""
     ledger = stack.runtime.ledger
-    answers = [r.answer.encode() for r in ledger.list_runs(limit=100_000) if r.answer]
+    listed = ledger.list_runs(limit=100_000)
+    answers = [r.answer.encode() for r in listed if r.answer]
+    copies = [await _started_input(stack, r.run_id) for r in listed]  # as a Temporal backup
+    opened_before = await _opening(stack, copies)
     by, register = stack.principal("dpo_1"), root / REGISTER
     done = await erase(
         stack.client, ledger, "usr_73", by=by, reason="bench.privacy", register=register
@@ -176,7 +185,28 @@ async def _erased(stack: Harness, root: Path) -> dict[str, object]:
         "runs_verified_after_erase": sum(c is not None and c.intact for c in checks),
         "ledger_plaintext_hits_after_erase": sum(raw.count(w) for w in words) + ours,
         "system_of_record_hits_after_erase": pack,
+        "history_copies": len(copies),
+        "history_copies_opened_before_erase": opened_before,
+        "history_copies_opened_after_erase": await _opening(stack, copies),
     }
+
+
+async def _started_input(stack: Harness, run_id: str) -> Payload:
+    history = await stack.client.get_workflow_handle(run_id).fetch_history()
+    (started,) = history.events[0].workflow_execution_started_event_attributes.input.payloads
+    return started
+
+
+async def _opening(stack: Harness, copies: list[Payload]) -> int:
+    """How many of the copies a process holding the key ring opens (one that never cached the
+    runs' keys: a new worker, the API, someone with the ring and the database)."""
+    codec = payload_codec(stack.settings)
+    assert codec is not None
+    opened = 0
+    for copy in copies:
+        with suppress(PayloadKeyMissing):
+            opened += len(await codec.decode([copy]))
+    return opened
 
 
 def _erased_again(stack: Harness, copy: Path, root: Path, target: str | None) -> dict[str, int]:
