@@ -103,6 +103,7 @@ def test_every_process_gets_what_it_needs_and_secrets_are_references() -> None:
             assert not credentials and "password" not in value.lower(), (name, item)
     api = dict(_workloads())["agentledger-api"]
     assert "AGENTLEDGER_ISSUER_KEY" in _container_env(api)
+    _assert_register_persists(api)
     workers = [c for n, c in _workloads() if "worker" in n]
     assert all("AGENTLEDGER_ISSUER_KEY" not in _container_env(c) for c in workers)
 
@@ -132,3 +133,15 @@ def test_each_worker_deployment_scales_on_its_own_task_queue() -> None:
         (trigger,) = scaled[deployment["metadata"]["name"]]["spec"]["triggers"]
         assert trigger["type"] == "temporal"
         assert trigger["metadata"]["taskQueue"] == queue_of[kind], kind
+
+
+def _assert_register_persists(api: dict[str, Any]) -> None:
+    """The erasure register the API appends to lies on a volume every replica shares and that
+    outlives them (a claim), not in the container's own filesystem."""
+    register = Path(_container_env(api)["AGENTLEDGER_ERASURE_REGISTER"]["value"])
+    (deployment,) = [d for d in _of("Deployment") if d["metadata"]["name"] == "agentledger-api"]
+    (mount,) = [m for m in api["volumeMounts"] if register.is_relative_to(m["mountPath"])]
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    claim = volumes[mount["name"]]["persistentVolumeClaim"]["claimName"]
+    (pvc,) = [c for c in _of("PersistentVolumeClaim") if c["metadata"]["name"] == claim]
+    assert "ReadWriteMany" in pvc["spec"]["accessModes"]
