@@ -283,7 +283,9 @@ async def _all_points(
     runtime = Runtime.open(Settings(data_dir=data_dir, database_url=url))
     runtime.seed()
     fault_pack.seed(runtime.ledger.engine)
-    client = await connect(Settings(data_dir=data_dir, temporal_address=server.address))
+    client = await connect(
+        Settings(data_dir=data_dir, temporal_address=server.address, database_url=url)
+    )
     b = Bench(data_dir, server, url, runtime.ledger, client, server_dir)
     postgres = url.startswith("postgresql")
     results = []

@@ -54,7 +54,12 @@ def crash_ledger(crash_site: CrashSite) -> Iterator[Ledger]:
 
 @pytest.fixture
 async def client(crash_site: CrashSite) -> AsyncIterator[Client]:
-    yield await connect(Settings(data_dir=crash_site.work_dir, temporal_address=crash_site.address))
+    settings = Settings(
+        data_dir=crash_site.work_dir,
+        temporal_address=crash_site.address,
+        database_url=crash_site.database_url,  # where the workflows' payload keys are
+    )
+    yield await connect(settings)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import URL, make_url
-from temporalio.client import Client
 
 from agentledger.activities.ledger import Ledger
 from agentledger.app.config import Settings
@@ -56,7 +55,9 @@ async def test_a_temporal_server_killed_mid_run_and_restarted_loses_nothing(
     ledger, order = runtime.ledger, fault_pack.crash_order(0)
     customer, approver = ledger.get_principal("usr_73"), ledger.get_principal("ops_lead_1")
     assert customer is not None and approver is not None
-    client = await connect(Settings(data_dir=tmp_path, temporal_address=server.address))
+    client = await connect(
+        Settings(data_dir=tmp_path, temporal_address=server.address, database_url=site.database_url)
+    )
 
     async with WorkerProcess(site):
         run_id = await start_run(client, site, customer, order)
@@ -79,10 +80,14 @@ async def test_a_database_refusing_connections_for_a_while_delays_but_loses_noth
     crash_site: CrashSite,
     postgres_server: URL,
     postgres_database: str,
-    client: Client,
 ) -> None:
     site = CrashSite(
         crash_site.address, postgres_database, crash_site.task_queue, crash_site.work_dir
+    )
+    client = await connect(
+        Settings(
+            data_dir=site.work_dir, temporal_address=site.address, database_url=site.database_url
+        )
     )
     runtime = open_seeded(site.database_url, site.work_dir)
     ledger, order = runtime.ledger, fault_pack.crash_order(0)

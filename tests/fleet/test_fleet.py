@@ -130,7 +130,9 @@ async def test_a_fleet_with_random_kills_and_a_failover_pays_each_refund_exactly
     ledger = runtime.ledger
     customer, approver = ledger.get_principal("usr_73"), ledger.get_principal("ops_lead_1")
     assert customer is not None and approver is not None
-    client = await connect(Settings(data_dir=tmp_path, temporal_address=site.address))
+    client = await connect(
+        Settings(data_dir=tmp_path, temporal_address=site.address, database_url=site.database_url)
+    )
     orders = [fault_pack.crash_order(i) for i in range(RUNS)]
     gate = asyncio.Semaphore(AT_ONCE)
 
