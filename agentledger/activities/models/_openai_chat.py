@@ -10,7 +10,7 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
 from agentledger.activities.models._errors import StreamCut
-from agentledger.activities.models._prompt import messages, output_schema, tools
+from agentledger.activities.models._prompt import messages, text_format, tools
 from agentledger.activities.models._reply import Called, Said
 from agentledger.activities.models._settings import ProviderSettings
 from agentledger.activities.ports import ModelUsage, ReplyDeltas
@@ -49,7 +49,7 @@ def request(
         body["tool_choice"] = "required" if settings.decisions == "tools" else "auto"
         # One proposal per step: the authority gate judges calls one at a time.
         body["parallel_tool_calls"] = False
-    response_format = _response_format(packet, settings)
+    response_format = text_format(packet, settings, nested=True)
     if response_format is not None:
         body["response_format"] = response_format
     if settings.send_prompt_cache_key:
@@ -135,18 +135,3 @@ def usage(completion: ChatCompletion | None, estimated_input: int) -> ModelUsage
         else 0,
         estimated=False,
     )
-
-
-def _response_format(packet: ContextPacket, settings: ProviderSettings) -> dict[str, Any] | None:
-    if settings.decisions == "tools" or settings.structured_output == "none":
-        return None
-    if settings.structured_output == "json_object":
-        return {"type": "json_object"}
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": packet.output_schema.name,
-            "schema": output_schema(packet, settings),
-            "strict": settings.strict_schema,
-        },
-    }

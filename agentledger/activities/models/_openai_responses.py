@@ -11,7 +11,7 @@ import openai
 from openai.types.responses import Response
 
 from agentledger.activities.models._errors import StreamCut
-from agentledger.activities.models._prompt import output_schema, prompt, tools
+from agentledger.activities.models._prompt import prompt, text_format, tools
 from agentledger.activities.models._reply import Called, Said
 from agentledger.activities.models._settings import ProviderSettings
 from agentledger.activities.ports import ModelUsage, ReplyDeltas
@@ -49,26 +49,12 @@ def request(
         ]
         body["tool_choice"] = "required" if settings.decisions == "tools" else "auto"
         body["parallel_tool_calls"] = False
-    text_format = _text_format(packet, settings)
-    if text_format is not None:
-        body["text"] = {"format": text_format}
+    constrained = text_format(packet, settings, nested=False)
+    if constrained is not None:
+        body["text"] = {"format": constrained}
     if settings.send_prompt_cache_key:
         body["prompt_cache_key"] = packet.cache_key
     return body
-
-
-def _text_format(packet: ContextPacket, settings: ProviderSettings) -> dict[str, Any] | None:
-    """How the reply's text is constrained, when the decision comes as text."""
-    if settings.decisions == "tools" or settings.structured_output == "none":
-        return None
-    if settings.structured_output == "json_object":
-        return {"type": "json_object"}
-    return {
-        "type": "json_schema",
-        "name": packet.output_schema.name,
-        "schema": output_schema(packet, settings),
-        "strict": settings.strict_schema,
-    }
 
 
 def call(client: openai.OpenAI, body: dict[str, Any]) -> tuple[str, Response | None]:

@@ -133,6 +133,28 @@ def output_schema(packet: ContextPacket, settings: ProviderSettings) -> JsonValu
     return sent
 
 
+def text_format(
+    packet: ContextPacket, settings: ProviderSettings, *, nested: bool
+) -> dict[str, JsonValue] | None:
+    """How the reply's text is constrained when the decision comes as text (``None``: it is
+    not). ``nested``: the schema under ``json_schema``, as Chat Completions' ``response_format``
+    has it; the Responses API's ``text.format`` holds it flat."""
+    if settings.decisions == "tools" or settings.structured_output == "none":
+        return None
+    if settings.structured_output == "json_object":
+        return {"type": "json_object"}
+    schema: dict[str, JsonValue] = {
+        "name": packet.output_schema.name,
+        "schema": output_schema(packet, settings),
+        "strict": settings.strict_schema,
+    }
+    return (
+        {"type": "json_schema", "json_schema": schema}
+        if nested
+        else {"type": "json_schema", **schema}
+    )
+
+
 def _proposal_of(tool: str, arguments: Mapping[str, JsonValue]) -> JsonValue:
     return {
         "type": "object",
