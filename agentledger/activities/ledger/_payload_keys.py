@@ -20,7 +20,7 @@ from threading import Lock
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, Engine, select, update
 
-from agentledger.activities._sql import insert_for
+from agentledger.activities._sql import WRITE_OPTIONS, insert_for
 from agentledger.activities.ledger._subjects import ContentErased, KeyWrap
 from agentledger.activities.ledger._tables import erased_runs, payload_keys
 
@@ -65,9 +65,11 @@ class WorkflowKeys:
 
     def sealing(self, workflow_id: str) -> tuple[str, AESGCM]:
         """The workflow's key id and cipher, made and stored the first time (blocking)."""
-        with self._engine().begin() as conn:
+        engine = self._engine()
+        with engine.connect() as conn:
             row = self._stored(conn, workflow_id)
-            if row is None:
+        if row is None:  # SQLite: a writer begins IMMEDIATE, never upgrading a read lock
+            with engine.execution_options(**WRITE_OPTIONS).begin() as conn:
                 self._make(conn, workflow_id)
                 row = self._stored(conn, workflow_id)  # ours, or a concurrent first payload's
         assert row is not None

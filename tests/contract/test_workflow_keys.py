@@ -1,0 +1,79 @@
+"""Each workflow's own Temporal payload key (``activities.ledger._payload_keys``), on both
+backends: made once however many processes seal its first payloads at the same time, stored only
+wrapped under the ring, and gone for every process that did not hold it once its run is shredded;
+a shredded run never gets a new one."""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from sqlalchemy import Engine, select
+
+from agentledger.activities.ledger import (
+    WORKFLOW_KEY_PREFIX,
+    KeyWrap,
+    Ledger,
+    PayloadKeyGone,
+    Sealer,
+    WorkflowKeys,
+    retention,
+)
+from agentledger.activities.ledger._tables import payload_keys
+from bench.factories import T0, refund_run
+
+RING = KeyWrap("k1", {"k1": os.urandom(32)})
+
+
+@pytest.fixture
+def sealed(database_url: str) -> Iterator[Ledger]:
+    with Ledger.open(database_url) as opened:
+        opened.seal_with(Sealer(RING))
+        yield opened
+
+
+def _keys(engine: Engine) -> WorkflowKeys:
+    """What another process would hold: nothing cached."""
+    return WorkflowKeys(lambda: engine, RING)
+
+
+def test_concurrent_first_payloads_of_a_workflow_agree_on_one_key(sealed: Ledger) -> None:
+    with ThreadPoolExecutor(8) as pool:
+        made = list(pool.map(lambda _: _keys(sealed.engine).sealing("run-1")[0], range(16)))
+    assert len(set(made)) == 1 and made[0].startswith(WORKFLOW_KEY_PREFIX)
+    cipher = _keys(sealed.engine).opening(made[0])
+    sealed_bytes = _keys(sealed.engine).sealing("run-1")[1].encrypt(b"\0" * 12, b"text", None)
+    assert cipher.decrypt(b"\0" * 12, sealed_bytes, None) == b"text"
+    with sealed.engine.connect() as conn:
+        (wrapped,) = conn.execute(select(payload_keys.c.wrapped)).one()
+    assert wrapped is not None and len(base64.b64decode(wrapped)) == 12 + 32 + 16  # wrapped
+
+
+def test_shredding_a_run_destroys_its_key_for_good(sealed: Ledger) -> None:
+    sealed.append(refund_run().events)
+    key_id, _ = _keys(sealed.engine).sealing("run-1")
+    other, _ = _keys(sealed.engine).sealing("run-2")  # a workflow that is no run of the ledger
+
+    assert retention.shred_expired(sealed, {"*": 1}, T0.replace(year=T0.year + 1)) == 1
+    with pytest.raises(PayloadKeyGone, match="erasure destroyed"):
+        _keys(sealed.engine).opening(key_id)
+    with pytest.raises(PayloadKeyGone, match="content was erased"):
+        _keys(sealed.engine).sealing("run-1")
+    assert _keys(sealed.engine).sealing("run-2")[0] == other  # untouched
+    with sealed.engine.connect() as conn:
+        wrapped = dict(
+            conn.execute(select(payload_keys.c.workflow_id, payload_keys.c.wrapped)).all()
+        )
+    assert wrapped["run-1"] is None and wrapped["run-2"] is not None  # the row names a key gone
+
+
+def test_a_shredded_run_without_a_key_never_gets_one(sealed: Ledger) -> None:
+    sealed.append(refund_run().events)
+    assert retention.shred_expired(sealed, {"*": 1}, T0.replace(year=T0.year + 1)) == 1
+    with pytest.raises(PayloadKeyGone, match="content was erased"):
+        _keys(sealed.engine).sealing("run-1")
+    with pytest.raises(PayloadKeyGone, match="never held"):
+        _keys(sealed.engine).opening(f"{WORKFLOW_KEY_PREFIX}unknown")
