@@ -26,8 +26,10 @@ from agentledger.activities.ledger import (
 )
 from agentledger.activities.ledger._tables import (
     answer_chunks,
+    approvals,
     context_packets,
     run_events,
+    runs,
     tool_outputs,
 )
 from agentledger.domain.retention import parse_retention
@@ -83,6 +85,27 @@ def test_a_runs_packets_tool_outputs_and_answer_streams_are_sealed_under_its_key
     assert not any("ord_4821" in text for rows in stored for text in rows)
     with Ledger.open(database_url) as without_ring, pytest.raises(ContentErased):
         without_ring.get_packet("sha256:p1")
+
+
+def test_the_read_models_copies_of_a_runs_content_are_sealed_and_read_back_in_clear(
+    sealed: Ledger, database_url: str
+) -> None:
+    """Its answer and its approvals' arguments, in the runs list and the inbox; the request text
+    stays in clear, since the runs search reads it, until an erasure blanks it."""
+    sealed.append(refund_run().events)
+    run = sealed.get_run("run-1")
+    (approval,) = sealed.approvals(status=None, run_id="run-1")
+    assert run is not None and run.answer and "ord_4821" in json.dumps(approval.arguments)
+    assert sealed.list_runs()[0].answer == run.answer
+    with sealed.engine.connect() as conn:
+        answers = conn.execute(select(runs.c.answer, runs.c.request_text)).all()
+        arguments = conn.execute(select(cast(approvals.c.arguments, Text))).scalars().all()
+    ((stored_answer, request),) = answers
+    assert stored_answer.startswith('{"sealed":"sk_') and run.answer not in stored_answer
+    assert all("ord_4821" not in text and '{\\"sealed\\":' in text for text in arguments)
+    assert "ord_4821" in request  # what the runs search reads
+    with Ledger.open(database_url) as bare, pytest.raises(ContentErased, match="key ring"):
+        bare.get_run("run-1")
 
 
 def test_a_retried_append_is_a_no_op_and_a_different_event_a_conflict(sealed: Ledger) -> None:

@@ -1,16 +1,25 @@
-"""Queries over the read models: the runs list, the approvals inbox, receipts per run."""
+"""Queries over the read models: the runs list, the approvals inbox, receipts per run.
+
+A run's content in them (its answer, why it failed, approvals' arguments and reasons) is stored
+sealed in a sealed ledger (``_readmodel_writes``) and opened here, one key lookup per query."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Text, and_, cast, exists, func, or_, select
+from sqlalchemy import ColumnElement, Connection, Text, and_, cast, exists, func, or_, select
 
 from agentledger.activities.ledger._base import LedgerBase
 from agentledger.activities.ledger._codec import loads
 from agentledger.activities.ledger._rows import ApprovalRow, ReceiptRow, RunRow
+from agentledger.activities.ledger._subjects import SEALED
 from agentledger.activities.ledger._tables import approvals, receipts, run_events, runs
+
+Row = TypeVar("Row", RunRow, ApprovalRow)
+_RUN_CONTENT = ("answer", "failure_reason")
+_APPROVAL_CONTENT = ("arguments", "reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +74,7 @@ class ReadModelQueries(LedgerBase):
     def get_run(self, run_id: str) -> RunRow | None:
         with self._reading() as conn:
             row = conn.execute(select(runs).where(runs.c.run_id == run_id)).first()
-        return None if row is None else RunRow.of(row)
+            return None if row is None else self._opened(conn, [RunRow.of(row)])[0]
 
     def list_runs(
         self, limit: int = 50, *, status: str | None = None, tenant_id: str | None = None
@@ -77,14 +86,14 @@ class ReadModelQueries(LedgerBase):
         if tenant_id is not None:
             query = query.where(runs.c.tenant_id == tenant_id)
         with self._reading() as conn:
-            return [RunRow.of(row) for row in conn.execute(query)]
+            return self._opened(conn, [RunRow.of(row) for row in conn.execute(query)])
 
     def search_runs(self, where: RunFilter, limit: int = 50) -> list[RunRow]:
         """One page of runs matching ``where``, most recently updated first."""
         query = select(runs).where(*_run_conditions(where))
         query = query.order_by(runs.c.updated_at.desc(), runs.c.run_id).limit(limit)
         with self._reading() as conn:
-            return [RunRow.of(row) for row in conn.execute(query)]
+            return self._opened(conn, [RunRow.of(row) for row in conn.execute(query)])
 
     def approvals(
         self,
@@ -107,7 +116,7 @@ class ReadModelQueries(LedgerBase):
             owned = select(runs.c.run_id).where(*_run_conditions(RunFilter(tenant_id=tenant_id)))
             query = query.where(approvals.c.run_id.in_(owned))
         with self._reading() as conn:
-            return [ApprovalRow.of(row) for row in conn.execute(query)]
+            return self._opened(conn, [ApprovalRow.of(row) for row in conn.execute(query)])
 
     def receipts(self, run_id: str) -> list[ReceiptRow]:
         query = select(receipts).where(receipts.c.run_id == run_id).order_by(receipts.c.seq)
@@ -136,3 +145,21 @@ class ReadModelQueries(LedgerBase):
             if loads(payload).get("approval_id") == approval_id:
                 return recorded_at  # type: ignore[no-any-return]
         return None
+
+    def _opened(self, conn: Connection, rows: list[Row]) -> list[Row]:
+        """The rows with their sealed content opened (``ContentErased`` without the ring)."""
+        fields = _RUN_CONTENT if rows and isinstance(rows[0], RunRow) else _APPROVAL_CONTENT
+        found = [
+            (i, name, value)
+            for i, row in enumerate(rows)
+            for name in fields
+            if isinstance(value := getattr(row, name), str) and value.startswith(SEALED)
+        ]
+        if not found:
+            return rows
+        opened = list(rows)
+        texts = self.open_stored(conn, [value for _, _, value in found])
+        for (i, name, _), text in zip(found, texts, strict=True):
+            clear: Any = loads(text) if name == "arguments" else text
+            opened[i] = replace(opened[i], **{name: clear})
+        return opened

@@ -1,10 +1,14 @@
 """The statements that write the read models ``_readmodels`` collects, each run once per append.
 
 Each is idempotent and never moves backwards, so re-appended events pass through harmlessly.
+With a ``seal`` (a sealed ledger), the read models' copies of a run's content (its answer, why it
+failed, approvals' arguments and decisions' reasons) are stored sealed under the run's key like
+its events; the request text stays searchable in clear until an erasure blanks it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -12,10 +16,15 @@ from typing import Any
 from sqlalchemy import Connection, Table, bindparam, case, exists, select, update
 
 from agentledger.activities._sql import insert_for
-from agentledger.activities.ledger._codec import clean_text
+from agentledger.activities.ledger._codec import clean_text, dumps_str
 from agentledger.activities.ledger._tables import approvals, receipts, runs
 
 _LIVE = ("running", "awaiting_approval")
+SEALED_COLUMNS = {"b_answer": "answer", "b_failure": "failure_reason", "arguments": "arguments",
+                  "b_reason": "reason"}  # fmt: skip
+"""The read models' columns holding a run's content: parameter name, column."""
+Seal = Callable[[str, str], str]
+"""``(run_id, text)``: the text sealed under the run's key, as stored."""
 
 
 @dataclass
@@ -36,17 +45,36 @@ class Changes:
         return clean_text(row) if self.clean else row
 
 
-def write_changes(conn: Connection, c: Changes, progress: list[dict[str, Any]]) -> None:
-    """Run rows first (progress updates need them), approvals before the run status they set."""
+def write_changes(
+    conn: Connection, c: Changes, progress: list[dict[str, Any]], seal: Seal | None = None
+) -> None:
+    """Run rows first (progress updates need them, and sealing finds a run's key by its row),
+    approvals before the run status they set."""
     dialect = conn.dialect.name
     _run(conn, _upsert_started(dialect), c.started)
     _run(conn, _PROGRESS, progress)
-    _run(conn, _insert_ignoring(dialect, approvals), c.requested)
-    _run(conn, _DECIDE, c.decided)
+    _run(conn, _insert_ignoring(dialect, approvals), _sealed(c.requested, seal))
+    _run(conn, _DECIDE, _sealed(c.decided, seal))
     if c.approval_runs:
         conn.execute(_awaiting_status(sorted(c.approval_runs)))
-    _run(conn, _END, c.ended)
+    _run(conn, _END, _sealed(c.ended, seal))
     _run(conn, _upsert_receipts(dialect), list(c.receipts.values()))
+
+
+def _sealed(rows: list[dict[str, Any]], seal: Seal | None) -> list[dict[str, Any]]:
+    if seal is None:
+        return rows
+    return [_sealed_row(row, seal) for row in rows]
+
+
+def _sealed_row(row: dict[str, Any], seal: Seal) -> dict[str, Any]:
+    run_id = row.get("run_id") or row["b_run_id"]
+    sealed = dict(row)
+    for name in SEALED_COLUMNS.keys() & row.keys():
+        value = row[name]
+        if value is not None and value != {}:
+            sealed[name] = seal(run_id, value if isinstance(value, str) else dumps_str(value))
+    return sealed
 
 
 def _run(conn: Connection, stmt: Any, rows: list[dict[str, Any]]) -> None:

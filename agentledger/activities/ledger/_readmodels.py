@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from agentledger.activities.ledger._readmodel_writes import Changes, write_changes
+from agentledger.activities.ledger._readmodel_writes import Changes, Seal, write_changes
 from agentledger.domain.events import (
     ApprovalExpired,
     ApprovalGranted,
@@ -30,8 +30,11 @@ from agentledger.domain.events import (
 )
 
 
-def apply_read_models(conn: Connection, events: Iterable[RunEvent], *, clean: bool) -> None:
-    """``clean``: some event of the batch may contain U+0000 (see ``_codec.may_hold_nul``)."""
+def apply_read_models(
+    conn: Connection, events: Iterable[RunEvent], *, clean: bool, seal: Seal | None = None
+) -> None:
+    """``clean``: some event of the batch may contain U+0000 (see ``_codec.may_hold_nul``);
+    ``seal``: how the run's content in them is sealed (``_readmodel_writes``)."""
     changes = Changes(clean=clean)
     latest: dict[str, RunEvent] = {}
     for event in events:
@@ -41,7 +44,7 @@ def apply_read_models(conn: Connection, events: Iterable[RunEvent], *, clean: bo
         handler = _HANDLERS.get(type(event))
         if handler is not None:
             handler(changes, event)
-    write_changes(conn, changes, _progress(changes, latest))
+    write_changes(conn, changes, _progress(changes, latest), seal)
 
 
 def _progress(c: Changes, latest: dict[str, RunEvent]) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ call is one transaction covering the events and every read model derived from th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import time
@@ -42,6 +43,7 @@ from agentledger.activities.ledger._observer import (
     notify_on_commit,
 )
 from agentledger.activities.ledger._queries import ReadModelQueries
+from agentledger.activities.ledger._readmodel_writes import Seal
 from agentledger.activities.ledger._readmodels import apply_read_models
 from agentledger.activities.ledger._streams import AnswerStreams
 from agentledger.activities.ledger._subjects import Sealer, digest_of
@@ -183,7 +185,8 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
             for chunk in stored.partitions():
                 rows = self._opened_rows(conn, [(v, t) for v, t in chunk])
                 events = load_events(rows)
-                apply_read_models(conn, events, clean=may_hold_nul(t for _, t in rows))
+                nul = may_hold_nul(t for _, t in rows)
+                apply_read_models(conn, events, clean=nul, seal=self._value_sealer(conn))
                 replayed += len(events)
         return replayed
 
@@ -225,8 +228,14 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
         new = newly_stored(conn, encoded, inserted)  # before the progress rows move
         # Read-model updates are idempotent, so events already stored may safely pass again.
         nul = may_hold_nul(e.body for e in encoded)
-        apply_read_models(conn, [e.event for e in encoded], clean=nul)
+        apply_read_models(
+            conn, [e.event for e in encoded], clean=nul, seal=self._value_sealer(conn)
+        )
         return new
+
+    def _value_sealer(self, conn: Connection) -> Seal | None:
+        sealer = self.sealer
+        return None if sealer is None else functools.partial(sealer.seal_text, conn)
 
     def _check_unchanged(self, conn: Connection, encoded: list[EncodedEvent]) -> None:
         """Every event of the batch is now stored; each must be the one we meant to append.

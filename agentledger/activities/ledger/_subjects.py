@@ -84,8 +84,7 @@ class KeyWrap:
             return AESGCM(kek).decrypt(raw[:NONCE], raw[NONCE:], key_id.encode())
         except InvalidTag:
             raise ContentErased(
-                f"key {key_id} does not open with ring key {kek_id!r}: not the ring that "
-                "wrapped it"
+                f"key {key_id} does not open with ring key {kek_id!r}: not the ring that wrapped it"
             ) from None
 
 
@@ -201,6 +200,12 @@ class Sealer:
         key_id, cipher = self._run_key(conn, run_id)
         self._check_usable(conn, {run_id: key_id}, set())
         return seal_envelope(cipher, key_id, body)
+
+    def seal_text(self, conn: Connection, run_id: str, text: str) -> str:
+        """A read model's copy of the run's content (its answer, an approval's arguments),
+        sealed under the run's key, as stored; the append that carries it checked the key."""
+        key_id, cipher = self._run_key(conn, run_id)
+        return seal_envelope(cipher, key_id, text.encode()).decode()
 
     def _key_of_run(self, conn: Connection, e: EncodedEvent) -> tuple[str, AESGCM]:
         run_id = e.key[0]
