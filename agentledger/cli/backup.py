@@ -35,7 +35,10 @@ async def backup(settings: Settings, args: argparse.Namespace) -> int:
     done = back_up(settings.ledger_url, args.path)
     say(f"backed up {done.runs} runs ({done.events} events) to {done.path}")
     say(KEYS)
-    say("· runs' events, packets and outputs are sealed per customer; read models are in clear")
+    say(
+        "· runs' events, packets, outputs and answers are sealed per customer; their request "
+        "texts are in clear (the runs search reads them)"
+    )
     return 0
 
 

@@ -34,7 +34,10 @@ async def erase(settings: Settings, args: argparse.Namespace) -> int:
     )
     for run_id in done.runs:
         say(f"  {run_id}: {done.verified[run_id]} its Temporal history before; history deleted")
-    say("· Temporal removes the deleted histories in the background, within a minute")
+    say(
+        "· Temporal removes the deleted histories in the background, within a minute; each "
+        "run's own payload key is destroyed already, so no copy of them opens"
+    )
     say("· the log keeps each event's kind and digest: `agentledger verify RUN` checks them")
     say(f"· registered in {register}: a restored backup is erased again")
     return 0
