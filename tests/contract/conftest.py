@@ -7,8 +7,9 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy.engine import Engine
 
-from agentledger.activities.ledger import Ledger
+from agentledger.activities.ledger import Ledger, Sealer
 from agentledger.packs.support.seed import seed
+from tests.contract._ring import RING
 
 
 @pytest.fixture
@@ -17,3 +18,11 @@ def support_engine(database_url: str) -> Iterator[Engine]:
     with Ledger.open(database_url) as ledger:
         seed(ledger.engine)
         yield ledger.engine
+
+
+@pytest.fixture
+def sealed(database_url: str) -> Iterator[Ledger]:
+    """A ledger sealing every run's content under its subject's key, with ``RING``."""
+    with Ledger.open(database_url) as opened:
+        opened.seal_with(Sealer(RING))
+        yield opened

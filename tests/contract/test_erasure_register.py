@@ -4,20 +4,18 @@ line that is not one stops the restore by name."""
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from agentledger.activities.ledger import ContentErased, KeyWrap, Ledger, Sealer, erasure
+from agentledger.activities.ledger import ContentErased, Ledger, Sealer, erasure
 from agentledger.activities.ledger.erasure_log import erased_run, subject_digest
 from agentledger.app.backups import backup, restore
 from agentledger.app.erasure_register import entries, reapply, record
 from agentledger.app.errors import ConfigError
 from bench.factories import RunScript, refund_run
-
-RING = KeyWrap("k1", {"k1": os.urandom(32)})
+from tests.contract._ring import RING
 
 
 def _ledger(url: str) -> Ledger:

@@ -4,8 +4,6 @@ key, readable with the ring, and erased for good while the log keeps its structu
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,7 +12,6 @@ from sqlalchemy import Text, cast, select, update
 
 from agentledger.activities.ledger import (
     ContentErased,
-    KeyWrap,
     Ledger,
     LedgerConflict,
     LedgerError,
@@ -34,15 +31,7 @@ from agentledger.activities.ledger._tables import (
 )
 from agentledger.domain.retention import parse_retention
 from bench.factories import REQUEST, T0, RunScript, principal, refund_run
-
-RING = KeyWrap("k1", {"k1": os.urandom(32)})
-
-
-@pytest.fixture
-def sealed(database_url: str) -> Iterator[Ledger]:
-    with Ledger.open(database_url) as opened:
-        opened.seal_with(Sealer(RING))
-        yield opened
+from tests.contract._ring import RING
 
 
 def stored_payloads(ledger: Ledger, run_id: str) -> list[str]:

@@ -6,8 +6,6 @@ a shredded run never gets a new one."""
 from __future__ import annotations
 
 import base64
-import os
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -15,24 +13,14 @@ from sqlalchemy import Engine, select
 
 from agentledger.activities.ledger import (
     WORKFLOW_KEY_PREFIX,
-    KeyWrap,
     Ledger,
     PayloadKeyGone,
-    Sealer,
     WorkflowKeys,
     retention,
 )
 from agentledger.activities.ledger._tables import payload_keys
 from bench.factories import T0, refund_run
-
-RING = KeyWrap("k1", {"k1": os.urandom(32)})
-
-
-@pytest.fixture
-def sealed(database_url: str) -> Iterator[Ledger]:
-    with Ledger.open(database_url) as opened:
-        opened.seal_with(Sealer(RING))
-        yield opened
+from tests.contract._ring import RING
 
 
 def _keys(engine: Engine) -> WorkflowKeys:
