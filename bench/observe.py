@@ -22,13 +22,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.worker import Replayer
 
 from agentledger.activities.ledger import Ledger
 from agentledger.app.observability.metrics import LedgerMetrics
-from agentledger.app.runtime import workflow_runner
+from agentledger.app.replayer import replayer
 from agentledger.domain.events import RunEvent
-from agentledger.workflows import AgentRunWorkflow
 from bench import engine
 from bench._metrics_truth import counter_deltas, ledger_counters, mismatches, scraped_counters
 from bench._stack import Stack, embedded_stack
@@ -104,14 +102,10 @@ async def _engine_on_off(stack: Stack, runs: int) -> tuple[list[float], list[flo
 
 
 async def _replay_all(client: Client, run_ids: set[str]) -> None:
-    replayer = Replayer(
-        workflows=[AgentRunWorkflow],
-        data_converter=client.data_converter,  # the payload codec's too
-        workflow_runner=workflow_runner("bench"),
-    )
+    check = replayer(converter=client.data_converter, passthrough=["bench"])  # the codec's too
     for run_id in sorted(run_ids):
         async for history in client.list_workflows(f"WorkflowId = '{run_id}'").map_histories():
-            await replayer.replay_workflow(history)
+            await check.replay_workflow(history)
 
 
 async def metrics_measurement(stack: Stack, runs: int) -> dict[str, Any]:

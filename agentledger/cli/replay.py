@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
-from temporalio.worker import Replayer
 
 from agentledger.app.config import Settings
 from agentledger.app.registry import register_env_packs
-from agentledger.app.runtime import workflow_runner
+from agentledger.app.replayer import replayer
 from agentledger.app.temporal import connect
 from agentledger.workflows import AgentRunWorkflow
 
@@ -59,14 +58,10 @@ async def replay_all(
     """Each history replayed against ``workflows`` as installed here, its payloads decoded as
     ``converter`` does (the client's that fetched them: payload codec and all); nothing is
     executed."""
-    replayer = Replayer(
-        workflows=list(workflows),
-        data_converter=converter,
-        workflow_runner=workflow_runner(),
-    )
+    checker = replayer(workflows, converter)
     verdicts = []
     for history in histories:
-        result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        result = await checker.replay_workflow(history, raise_on_replay_failure=False)
         failure = result.replay_failure
         verdicts.append(
             ReplayVerdict(history.workflow_id, None if failure is None else f"{failure}")

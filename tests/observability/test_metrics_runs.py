@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer
 
 from agentledger.app.observability.metrics import LedgerMetrics, serve_metrics
-from agentledger.app.runtime import workflow_runner
-from agentledger.workflows import AgentRunWorkflow
+from agentledger.app.replayer import replayer
 from bench._metrics_truth import ledger_counters, mismatches, sample, scraped_counters
 from bench._stack import free_port
 from tests._temporal import Harness
@@ -85,17 +83,11 @@ async def test_replaying_histories_changes_no_counter(
     before = scrape(url)
     assert scraped_counters(before)
 
-    replayer = Replayer(
-        workflows=[AgentRunWorkflow],
-        data_converter=harness.client.data_converter,  # the payload codec's too
-        workflow_runner=workflow_runner(),
-    )
+    check = replayer(converter=harness.client.data_converter)  # the payload codec's too
     own = await harness.client.get_workflow_handle(run_id).fetch_history()
-    assert (
-        await replayer.replay_workflow(own, raise_on_replay_failure=False)
-    ).replay_failure is None
+    assert (await check.replay_workflow(own, raise_on_replay_failure=False)).replay_failure is None
     for path in sorted(HISTORIES.glob("*.json")):
         history = WorkflowHistory.from_json(path.stem, path.read_text())
-        await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        await check.replay_workflow(history, raise_on_replay_failure=False)
 
     assert scraped_counters(scrape(url)) == scraped_counters(before)

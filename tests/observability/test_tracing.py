@@ -21,8 +21,7 @@ from temporalio.worker import Replayer
 
 from agentledger.app.devserver import DevServer
 from agentledger.app.observability import tracing
-from agentledger.app.runtime import workflow_runner
-from agentledger.workflows import AgentRunWorkflow
+from agentledger.app.replayer import replayer as checking_replayer
 from bench._stack import open_stack
 from bench.harness import Harness
 
@@ -230,9 +229,4 @@ async def test_recorded_histories_replay_with_tracing_on_and_export_nothing(
 
 def replayer(converter: DataConverter = pydantic_data_converter) -> Replayer:
     """A replayer decoding as ``converter`` (a live run's: its client's, payload codec and all)."""
-    return Replayer(
-        workflows=[AgentRunWorkflow],
-        data_converter=converter,
-        workflow_runner=workflow_runner(),
-        interceptors=tracing.interceptors(True),
-    )
+    return checking_replayer(converter=converter, interceptors=tracing.interceptors(True))

@@ -14,12 +14,10 @@ from typing import Any, NoReturn
 
 from temporalio import workflow
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import (
     ContinueAsNewInput,
     ExecuteWorkflowInput,
     Interceptor,
-    Replayer,
     StartActivityInput,
     StartLocalActivityInput,
     WorkflowInboundInterceptor,
@@ -28,10 +26,9 @@ from temporalio.worker import (
 )
 
 from agentledger.activities.messages import ModelStepInput
-from agentledger.app.runtime import workflow_runner
+from agentledger.app.replayer import replayer
 from agentledger.domain.events import RunEvent
 from agentledger.domain.state import WorkingState
-from agentledger.workflows import AgentRunWorkflow
 from agentledger.workflows.messages import Continuation
 
 
@@ -96,13 +93,7 @@ async def replay(path: Path, workflow_id: str) -> ReplayedRun:
     """Replay ``path`` as the workflow id it ran under: the first event takes its run_id
     from it, so a different id (the file name, say) changes what the run emits."""
     run = ReplayedRun()
-    replayer = Replayer(
-        workflows=[AgentRunWorkflow],
-        data_converter=pydantic_data_converter,
-        workflow_runner=workflow_runner(),
-        interceptors=[_Capture(run)],
-    )
-    result = await replayer.replay_workflow(
+    result = await replayer(interceptors=[_Capture(run)]).replay_workflow(
         WorkflowHistory.from_json(workflow_id, path.read_text()), raise_on_replay_failure=False
     )
     run.replay_failure = result.replay_failure

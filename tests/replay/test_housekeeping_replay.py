@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
-from agentledger.app.runtime import workflow_runner
+from agentledger.app.replayer import replayer
 from agentledger.workflows.housekeeping import HousekeepingWorkflow
 
 HISTORIES = sorted(Path(__file__).with_name("housekeeping").glob("*.json"))
@@ -23,10 +21,5 @@ def test_a_firing_is_recorded() -> None:
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
 async def test_a_recorded_firing_replays_without_nondeterminism(path: Path) -> None:
     history = WorkflowHistory.from_json(f"replay-{path.stem}", path.read_text())
-    replayer = Replayer(
-        workflows=[HousekeepingWorkflow],
-        data_converter=pydantic_data_converter,
-        workflow_runner=workflow_runner(),
-    )
-    result = await replayer.replay_workflow(history)
+    result = await replayer([HousekeepingWorkflow]).replay_workflow(history)
     assert result.replay_failure is None

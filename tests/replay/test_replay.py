@@ -10,16 +10,14 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 import bench._chat_pack  # noqa: F401  (registers the conversation history's pack)
 from agentledger.app import runtime as app
-from agentledger.app.runtime import pack_contracts, workflow_runner
+from agentledger.app.replayer import replayer
+from agentledger.app.runtime import pack_contracts
 from agentledger.domain.events import HistoryCompacted
 from agentledger.domain.fold import project, state_hash
 from agentledger.domain.tools import ToolContract
-from agentledger.workflows import AgentRunWorkflow
 from tests.replay._checks import (
     event_mismatches,
     packet_mismatches,
@@ -58,13 +56,8 @@ def test_the_recorded_histories_are_checked_in() -> None:
 async def test_a_recorded_history_replays_without_nondeterminism(path: Path) -> None:
     # Under its own workflow id, as Temporal replays it: a run binds signed decisions to its id.
     history = WorkflowHistory.from_json(read_history(path).started.run_id, path.read_text())
-    replayer = Replayer(
-        workflows=[AgentRunWorkflow],
-        data_converter=pydantic_data_converter,
-        workflow_runner=workflow_runner(),
-    )
     register_loop_packs()
-    result = await replayer.replay_workflow(history)
+    result = await replayer().replay_workflow(history)
     assert result.replay_failure is None
 
 
