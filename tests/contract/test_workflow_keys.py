@@ -6,6 +6,7 @@ a shredded run never gets a new one."""
 from __future__ import annotations
 
 import base64
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -13,6 +14,8 @@ from sqlalchemy import Engine, select
 
 from agentledger.activities.ledger import (
     WORKFLOW_KEY_PREFIX,
+    ContentErased,
+    KeyWrap,
     Ledger,
     PayloadKeyGone,
     WorkflowKeys,
@@ -65,3 +68,24 @@ def test_a_shredded_run_without_a_key_never_gets_one(sealed: Ledger) -> None:
         _keys(sealed.engine).sealing("run-1")
     with pytest.raises(PayloadKeyGone, match="never held"):
         _keys(sealed.engine).opening(f"{WORKFLOW_KEY_PREFIX}unknown")
+
+
+def test_a_key_wrapped_under_a_ring_key_rotated_in_elsewhere_opens_once_the_ring_is_read_again(
+    sealed: Ledger,
+) -> None:
+    """Another process rotated the shared ring and made the workflow's key under the new ring
+    key: this one, still holding the old ring, reads the ring again once and opens it; without a
+    way to read it again, it is a typed refusal, never a crash."""
+    rotated = KeyWrap("k2", {**RING.keys, "k2": os.urandom(32)})
+    key_id, made = WorkflowKeys(lambda: sealed.engine, rotated).sealing("run-1")
+    reads: list[KeyWrap] = []
+
+    def read_again() -> KeyWrap:
+        reads.append(rotated)
+        return rotated
+
+    opened = WorkflowKeys(lambda: sealed.engine, RING, reload=read_again).opening(key_id)
+    assert opened.decrypt(b"\0" * 12, made.encrypt(b"\0" * 12, b"text", None), None) == b"text"
+    assert len(reads) == 1
+    with pytest.raises(ContentErased, match="ring lacks"):
+        _keys(sealed.engine).opening(key_id)

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, Engine, select, update
 
 from agentledger.activities._sql import WRITE_OPTIONS, insert_for
-from agentledger.activities.ledger._subjects import ContentErased, KeyWrap
+from agentledger.activities.ledger._subjects import ContentErased, KeyWrap, Ring
 from agentledger.activities.ledger._tables import erased_runs, payload_keys
 
 CACHED = 4096
@@ -47,7 +47,7 @@ class WorkflowKeys:
         reload: Callable[[], KeyWrap] | None = None,
     ) -> None:
         self._engine = engine
-        self._wrap, self._reload = wrap, reload
+        self._ring = Ring(wrap, reload)
         self._by_workflow: OrderedDict[str, tuple[float, str, AESGCM]] = OrderedDict()
         self._by_id: OrderedDict[str, tuple[float, AESGCM]] = OrderedDict()
         self._lock = Lock()
@@ -76,7 +76,7 @@ class WorkflowKeys:
         key_id, kek_id, wrapped = row
         if wrapped is None:
             raise PayloadKeyGone(f"workflow {workflow_id}'s content was erased: nothing is sealed")
-        return self._remember(workflow_id, key_id, self._unwrap(kek_id, wrapped, key_id))
+        return self._remember(workflow_id, key_id, self._ring.cipher(kek_id, wrapped, key_id))
 
     def opening(self, key_id: str) -> AESGCM:
         """The cipher of the key ``key_id`` (blocking); ``PayloadKeyGone`` once destroyed."""
@@ -89,7 +89,7 @@ class WorkflowKeys:
                 if row is not None
                 else f"payload sealed under workflow key {key_id}, which this ledger never held"
             )
-        cipher = self._unwrap(row.kek_id, row.wrapped, key_id)
+        cipher = self._ring.cipher(row.kek_id, row.wrapped, key_id)
         return self._remember(row.workflow_id, key_id, cipher)[1]
 
     def _stored(self, conn: Connection, workflow_id: str) -> tuple[str, str, str | None] | None:
@@ -105,8 +105,7 @@ class WorkflowKeys:
         values = {
             "key_id": key_id,
             "workflow_id": workflow_id,
-            "kek_id": self._wrap.active,
-            "wrapped": self._wrap.wrap(AESGCM.generate_key(bit_length=256), key_id),
+            **self._ring.wrapped(AESGCM.generate_key(bit_length=256), key_id),
             "created_at": datetime.now(UTC),
         }
         statement = insert_for(conn.dialect.name, payload_keys).on_conflict_do_nothing()
@@ -123,11 +122,6 @@ class WorkflowKeys:
             self._by_workflow[workflow_id] = (until, key_id, cipher)
             self._by_id[key_id] = (until, cipher)
         return key_id, cipher
-
-    def _unwrap(self, kek_id: str, wrapped: str, key_id: str) -> AESGCM:
-        if kek_id not in self._wrap.keys and self._reload is not None:
-            self._wrap = self._reload()
-        return AESGCM(self._wrap.unwrap(kek_id, wrapped, key_id))
 
 
 def destroy_workflow_key(conn: Connection, workflow_id: str) -> int:

@@ -88,6 +88,24 @@ class KeyWrap:
             ) from None
 
 
+class Ring:
+    """The key ring as this process holds it: new keys wrapped under its active key, stored ones
+    unwrapped, and the ring read again (``reload``) when a key is wrapped under a ring key this
+    process does not hold yet (another process rotated the ring first)."""
+
+    def __init__(self, wrap: KeyWrap, reload: Callable[[], KeyWrap] | None = None) -> None:
+        self._wrap, self._reload = wrap, reload
+
+    def wrapped(self, key: bytes, key_id: str) -> dict[str, str]:
+        """The stored columns of ``key``: which ring key wraps it, and it wrapped."""
+        return {"kek_id": self._wrap.active, "wrapped": self._wrap.wrap(key, key_id)}
+
+    def cipher(self, kek_id: str, wrapped: str, key_id: str) -> AESGCM:
+        if kek_id not in self._wrap.keys and self._reload is not None:
+            self._wrap = self._reload()
+        return AESGCM(self._wrap.unwrap(kek_id, wrapped, key_id))
+
+
 def subject_key_id(tenant_id: str, subject_id: str, generation: int) -> str:
     """The key id of a subject's ``generation``-th key (0 first; each erasure starts the next):
     concurrent first runs of one subject agree on it, and it names nobody."""
@@ -123,8 +141,7 @@ class Sealer:
     def __init__(self, wrap: KeyWrap, reload: Callable[[], KeyWrap] | None = None) -> None:
         """``reload``: the ring read again, when a subject key is wrapped under a ring key this
         process does not hold yet (another process rotated the ring first)."""
-        self._wrap = wrap
-        self._reload = reload
+        self._ring = Ring(wrap, reload)
         self._by_run: dict[str, tuple[str, AESGCM]] = {}
 
     def seal(self, conn: Connection, encoded: Sequence[EncodedEvent]) -> list[tuple[Any, ...]]:
@@ -190,7 +207,7 @@ class Sealer:
                 raise ContentErased(
                     f"content sealed under subject key {key_id}, which was destroyed by an erasure"
                 )
-            ciphers[key_id] = self._unwrap(kek_id, wrapped, key_id)
+            ciphers[key_id] = self._ring.cipher(kek_id, wrapped, key_id)
         return ciphers
 
     def seal_body(self, conn: Connection, run_id: str, body: bytes) -> PreEncoded:
@@ -256,8 +273,7 @@ class Sealer:
                 "tenant_id": tenant_id,
                 "subject_id": subject_id,
                 "state": "active",
-                "kek_id": self._wrap.active,
-                "wrapped": self._wrap.wrap(key, key_id),
+                **self._ring.wrapped(key, key_id),
                 "created_at": datetime.now(UTC),
             }
             conn.execute(
@@ -269,9 +285,4 @@ class Sealer:
             raise SubjectErased(
                 f"subject of tenant {tenant_id!r} is being erased: no new content is stored for it"
             )
-        return key_id, self._unwrap(kek_id, wrapped, key_id)
-
-    def _unwrap(self, kek_id: str, wrapped: str, key_id: str) -> AESGCM:
-        if kek_id not in self._wrap.keys and self._reload is not None:
-            self._wrap = self._reload()
-        return AESGCM(self._wrap.unwrap(kek_id, wrapped, key_id))
+        return key_id, self._ring.cipher(kek_id, wrapped, key_id)
