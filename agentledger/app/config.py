@@ -126,6 +126,12 @@ class Settings:
         return self.database_url or f"sqlite:///{(self.data_dir / 'ledger.db').resolve()}"
 
     @property
+    def missing_ledger(self) -> Path | None:
+        """The embedded ledger's path when it is the one configured and does not exist yet."""
+        path = (self.data_dir / "ledger.db").resolve()
+        return path if self.database_url is None and not path.exists() else None
+
+    @property
     def embedded_temporal(self) -> bool:
         return self.temporal_address is None
 

@@ -239,10 +239,9 @@ def _ledger_engine(settings: Settings) -> Callable[[], Engine]:
 
     def engine() -> Engine:
         if url not in _ENGINES:
-            embedded = settings.data_dir / "ledger.db"
-            if settings.database_url is None and not embedded.exists():
+            if (missing := settings.missing_ledger) is not None:
                 raise PayloadKeyMissing(
-                    f"no ledger at {embedded.resolve()}, where workflows' payload keys are kept"
+                    f"no ledger at {missing}, where workflows' payload keys are kept"
                 )
             _ENGINES[url] = build_engine(url, pooled=False)
         return _ENGINES[url]

@@ -67,7 +67,7 @@ def open_runtime(settings: Settings, *, seed: bool = False) -> RuntimeOpened:
     # The whole runtime (workers' activities, MCP, providers) only for commands that run one.
     from agentledger.app.runtime import Runtime
 
-    fresh = settings.database_url is None and not (settings.data_dir / "ledger.db").exists()
+    fresh = settings.missing_ledger is not None
     runtime = Runtime.open(settings)
     seeded = bool(seed and runtime.seed())
     broken = [str(problem) for problem in runtime.broken_packs.values()]
@@ -76,13 +76,11 @@ def open_runtime(settings: Settings, *, seed: bool = False) -> RuntimeOpened:
 
 def require_ledger(settings: Settings) -> None:
     """Refuse to go on without an existing embedded ledger (``demo``/``seed`` create it)."""
-    if settings.database_url is None:
-        path = (settings.data_dir / "ledger.db").resolve()
-        if not path.exists():
-            raise NotFound(
-                f"no ledger at {path}; `agentledger demo` or `agentledger seed` creates one, or "
-                "pass --data-dir / --database-url"
-            )
+    if (path := settings.missing_ledger) is not None:
+        raise NotFound(
+            f"no ledger at {path}; `agentledger demo` or `agentledger seed` creates one, or "
+            "pass --data-dir / --database-url"
+        )
 
 
 def open_ledger(settings: Settings) -> Ledger:
