@@ -7,12 +7,14 @@ contract suite in ``tests/contract`` runs against both.
 from agentledger.activities.ledger._base import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_EVENT_BYTES
 from agentledger.activities.ledger._engine import build_engine
 from agentledger.activities.ledger._errors import (
+    ContentErased,
     LedgerConflict,
     LedgerError,
     LedgerGap,
     LedgerUnavailable,
     PayloadRejected,
     PayloadTooLarge,
+    SubjectErased,
 )
 from agentledger.activities.ledger._migrate import upgrade
 from agentledger.activities.ledger._observer import AppendObserver
@@ -21,6 +23,7 @@ from agentledger.activities.ledger._payload_keys import (
 )
 from agentledger.activities.ledger._payload_keys import PayloadKeyGone, WorkflowKeys
 from agentledger.activities.ledger._queries import RunFilter
+from agentledger.activities.ledger._ring import KeyWrap
 from agentledger.activities.ledger._rows import (
     ApprovalRow,
     ApprovalStatus,
@@ -30,7 +33,7 @@ from agentledger.activities.ledger._rows import (
 )
 from agentledger.activities.ledger._store import Ledger
 from agentledger.activities.ledger._streams import AnswerStream, AnswerStreams, StreamRead
-from agentledger.activities.ledger._subjects import ContentErased, KeyWrap, Sealer, SubjectErased
+from agentledger.activities.ledger._subjects import Sealer
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",

@@ -9,7 +9,8 @@ from sqlalchemy import Connection, Engine
 
 from agentledger.activities._sql import SqlStore
 from agentledger.activities.ledger._engine import translate_unavailable
-from agentledger.activities.ledger._subjects import SEALED, ContentErased, Sealer
+from agentledger.activities.ledger._errors import ContentErased
+from agentledger.activities.ledger._subjects import SEALED, Sealer
 
 DEFAULT_MAX_EVENT_BYTES = 256 * 1024
 """Events travel through Temporal payloads (2 MB hard limit); large content goes by hash."""

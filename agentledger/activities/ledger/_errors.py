@@ -4,7 +4,9 @@
      ├── LedgerConflict       another payload is already stored at (run_id, seq)
      ├── LedgerGap            the batch would leave a hole: the event before its first is missing
      ├── PayloadRejected      a payload the ledger refuses to store (nothing was written)
-     │    └── PayloadTooLarge the encoded payload exceeds the configured limit
+     │    ├── PayloadTooLarge the encoded payload exceeds the configured limit
+     │    └── SubjectErased   the subject is being erased, or its key is gone
+     ├── ContentErased        what was asked for is sealed under a key that is gone
      └── LedgerUnavailable    the database cannot be reached or stayed busy; retrying may succeed
 
 ``LedgerConflict`` and ``PayloadRejected`` are deterministic: retrying the same call fails the
@@ -79,3 +81,16 @@ class PayloadTooLarge(PayloadRejected):
 
 class LedgerUnavailable(LedgerError):
     code = "ledger_unavailable"
+
+
+class SubjectErased(PayloadRejected):
+    """The run's subject is being erased, or its key is gone: nothing more is stored for it."""
+
+    code = "subject_erased"
+
+
+class ContentErased(LedgerError):
+    """The content asked for was sealed under a subject key that erasure destroyed (or that this
+    process's key ring cannot unwrap): only its structure and digests remain."""
+
+    code = "content_erased"

@@ -21,7 +21,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, Engine, select, update
 
 from agentledger.activities._sql import WRITE_OPTIONS, insert_for
-from agentledger.activities.ledger._subjects import ContentErased, KeyWrap, Ring
+from agentledger.activities.ledger._errors import ContentErased
+from agentledger.activities.ledger._ring import KeyWrap, Ring
 from agentledger.activities.ledger._tables import erased_runs, payload_keys
 
 CACHED = 4096

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,12 +28,12 @@ from sqlalchemy import Connection, bindparam, func, select
 
 from agentledger.activities._sql import insert_for
 from agentledger.activities.ledger._codec import EncodedEvent, PreEncoded
-from agentledger.activities.ledger._errors import LedgerError, PayloadRejected
+from agentledger.activities.ledger._errors import ContentErased, LedgerError, SubjectErased
+from agentledger.activities.ledger._ring import NONCE, KeyWrap, Ring
 from agentledger.activities.ledger._tables import erased_runs, runs, subject_keys
 from agentledger.domain.events import RunStarted
 
 SEALED = '{"sealed":'
-NONCE = 12
 RUNS_CACHED = 4096
 
 
@@ -45,65 +44,6 @@ _KEY_STATE = (
 )
 """A key's state, under a shared lock (a batch seals under one key or a few: one prepared
 statement each, not an ``IN`` list compiled every time)."""
-
-
-class SubjectErased(PayloadRejected):
-    """The run's subject is being erased, or its key is gone: nothing more is stored for it."""
-
-    code = "subject_erased"
-
-
-class ContentErased(LedgerError):
-    """The content asked for was sealed under a subject key that erasure destroyed (or that this
-    process's key ring cannot unwrap): only its structure and digests remain."""
-
-    code = "content_erased"
-
-
-@dataclass(frozen=True)
-class KeyWrap:
-    """The key ring that wraps subject keys and workflow keys: ``keys[active]`` wraps new ones."""
-
-    active: str
-    keys: Mapping[str, bytes]
-
-    def wrap(self, key: bytes, key_id: str) -> str:
-        nonce = os.urandom(NONCE)
-        sealed = AESGCM(self.keys[self.active]).encrypt(nonce, key, key_id.encode())
-        return base64.b64encode(nonce + sealed).decode()
-
-    def unwrap(self, kek_id: str, wrapped: str, key_id: str) -> bytes:
-        kek = self.keys.get(kek_id)
-        if kek is None:
-            raise ContentErased(
-                f"key {key_id} is wrapped under ring key {kek_id!r}, "
-                "which this process's key ring lacks"
-            )
-        raw = base64.b64decode(wrapped)
-        try:
-            return AESGCM(kek).decrypt(raw[:NONCE], raw[NONCE:], key_id.encode())
-        except InvalidTag:
-            raise ContentErased(
-                f"key {key_id} does not open with ring key {kek_id!r}: not the ring that wrapped it"
-            ) from None
-
-
-class Ring:
-    """The key ring as this process holds it: new keys wrapped under its active key, stored ones
-    unwrapped, and the ring read again (``reload``) when a key is wrapped under a ring key this
-    process does not hold yet (another process rotated the ring first)."""
-
-    def __init__(self, wrap: KeyWrap, reload: Callable[[], KeyWrap] | None = None) -> None:
-        self._wrap, self._reload = wrap, reload
-
-    def wrapped(self, key: bytes, key_id: str) -> dict[str, str]:
-        """The stored columns of ``key``: which ring key wraps it, and it wrapped."""
-        return {"kek_id": self._wrap.active, "wrapped": self._wrap.wrap(key, key_id)}
-
-    def cipher(self, kek_id: str, wrapped: str, key_id: str) -> AESGCM:
-        if kek_id not in self._wrap.keys and self._reload is not None:
-            self._wrap = self._reload()
-        return AESGCM(self._wrap.unwrap(kek_id, wrapped, key_id))
 
 
 def subject_key_id(tenant_id: str, subject_id: str, generation: int) -> str:
