@@ -35,6 +35,7 @@ from agentledger.activities.memory import MemoryStore
 from agentledger.activities.memory import _persist as memdb
 from agentledger.activities.memory import _retrieve as memread
 from agentledger.activities.memory import install as install_memory
+from agentledger.activities.memory._sealing import IN_CLEAR
 from agentledger.activities.memory._tables import FTS_TABLE, records
 from agentledger.activities.retrieval import SqlRetriever, install, parse_markdown, query_terms
 from agentledger.activities.retrieval import _search as passage_search
@@ -166,8 +167,8 @@ def measure(url: str) -> dict[str, float]:
             lambda q: passage_search.search(conn, q, 3, None),
         )
         m = side_by_side(
-            lambda q: memread.search_index(conn, who, query_terms(q), 10),
-            lambda q: memread.search_index(conn, None, query_terms(q), 10),
+            lambda q: memread.search_index(conn, who, query_terms(q), 10, IN_CLEAR),
+            lambda q: memread.search_index(conn, None, query_terms(q), 10, IN_CLEAR),
         )
     retriever = SqlRetriever(engine)
     e2e = side_by_side(

@@ -11,7 +11,7 @@ import re
 from datetime import UTC, datetime
 from typing import overload
 
-_WORD = re.compile(r"[a-z0-9]+")
+WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = (
     "the and for are but not you your with this that from have has was were can could would "
     "should will what when where which who how why does did any all our its"
@@ -22,7 +22,7 @@ MAX_TERMS = 16
 
 def query_terms(query: str) -> list[str]:
     terms: list[str] = []
-    for word in _WORD.findall(query.lower()):
+    for word in WORD.findall(query.lower()):
         if len(word) > 2 and word not in STOPWORDS and word not in terms:
             terms.append(word)
     return terms[:MAX_TERMS]

@@ -132,7 +132,7 @@ class Runtime:
                 self.ledger.put_principal(principal)
         # seed 000: usr_73 prefers English; the profile summary carries it into answer steps.
         if (usr_73 := self.ledger.get_principal("usr_73")) is not None:
-            memory = MemoryStore(self.ledger.engine)
+            memory = MemoryStore.of(self.ledger)
             remember_preference(memory, usr_73, "language", "en", datetime.now(UTC))
         return created
 
@@ -215,7 +215,7 @@ class Runtime:
 
     def _jobs(self) -> dict[str, list[Callable[..., object]]]:
         """Each kind of work's activities."""
-        memory = MemoryStore(self.ledger.engine)
+        memory = MemoryStore.of(self.ledger)
         notices = self.notices()
         run = RunActivities(
             self.ledger,

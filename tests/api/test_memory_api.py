@@ -14,7 +14,7 @@ from tests.api.test_authentication import problem_type
 
 def held_preference(harness: Harness) -> str:
     """A preference a run (not the user) wrote: policy leaves it for a person to approve."""
-    store = MemoryStore(harness.runtime.ledger.engine)
+    store = MemoryStore.of(harness.runtime.ledger)
     proposal = MemoryProposal(
         memory_id="pref_acme_usr_73_channel",
         category="user_preference",

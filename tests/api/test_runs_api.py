@@ -340,7 +340,7 @@ async def test_packet_items_above_the_readers_clearance_are_shown_without_their_
     is then as sensitive as it (the model needs it); the customer and staff see that the item
     is there, by id and hash, and only an auditor reads it."""
     customer = harness.principal("usr_73")
-    store = MemoryStore(harness.runtime.ledger.engine)
+    store = MemoryStore.of(harness.runtime.ledger)
     note = MemoryProposal(
         memory_id="pref_acme_usr_73_contact",
         category="user_preference",

@@ -9,6 +9,7 @@ import pytest
 from pydantic import JsonValue
 from sqlalchemy import text
 
+from agentledger.activities.ledger import Ledger, Sealer
 from agentledger.activities.ledger._engine import build_engine
 from agentledger.activities.memory import MemoryStore, install
 from agentledger.domain.memory import (
@@ -20,18 +21,27 @@ from agentledger.domain.memory import (
 )
 from agentledger.domain.principal import Principal
 from bench.context_fixtures import CUSTOMER, NOW
+from tests.contract._ring import RING
 
 OTHER_CUSTOMER = CUSTOMER.model_copy(update={"user_id": "usr_88", "display_name": "Tomás"})
 GLOBEX_USER = CUSTOMER.model_copy(update={"tenant_id": "globex", "user_id": "usr_73"})
 CURATOR = Principal(user_id="curator_1", tenant_id="acme", roles=frozenset({CURATOR_ROLE}))
 
 
-@pytest.fixture
-def store(database_url: str) -> Iterator[MemoryStore]:
-    engine = build_engine(database_url)
-    install(engine)
-    yield MemoryStore(engine)
-    engine.dispose()
+@pytest.fixture(params=["clear", "sealed"])
+def store(database_url: str, request: pytest.FixtureRequest) -> Iterator[MemoryStore]:
+    """Every memory test twice: over a ledger in clear, and over a sealed one, where what is
+    about a customer is sealed under their key and indexed as keyed digests."""
+    if request.param == "clear":
+        engine = build_engine(database_url)
+        install(engine)
+        yield MemoryStore(engine)
+        engine.dispose()
+        return
+    with Ledger.open(database_url) as ledger:
+        ledger.seal_with(Sealer(RING))
+        install(ledger.engine)
+        yield MemoryStore.of(ledger)
 
 
 def proposal(

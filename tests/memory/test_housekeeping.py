@@ -20,7 +20,7 @@ pytestmark = pytest.mark.temporal
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_a_firing_expires_the_memories_past_due_and_no_other(harness: Harness) -> None:
-    store = MemoryStore(harness.runtime.ledger.engine)
+    store = MemoryStore.of(harness.runtime.ledger)
     then = datetime.now(UTC) - timedelta(days=2)
     due = proposal("mem_due", {"contact_window": "mornings"}, expires_at=then + timedelta(days=1))
     kept = proposal("mem_kept", {"language": "en"}, expires_at=then + timedelta(days=30))

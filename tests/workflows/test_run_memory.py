@@ -21,6 +21,6 @@ async def test_the_run_sees_the_preference_when_answering_and_remembers_its_outc
     assert all(PROFILE not in e.included_ids for e in built if e.step == "choose_next_action")
     assert any(PROFILE in e.included_ids for e in built if e.step == "draft_answer")
     (proposed,) = [e for e in events if isinstance(e, MemoryProposed)]
-    record = MemoryStore(harness.runtime.ledger.engine).get(proposed.memory_id)
+    record = MemoryStore.of(harness.runtime.ledger).get(proposed.memory_id)
     assert record is not None and record.state == "published"
     assert record.category == "prior_outcome" and record.evidence[0].startswith("receipt:")

@@ -33,7 +33,7 @@ from agentledger.activities.ledger._rows import (
 )
 from agentledger.activities.ledger._store import Ledger
 from agentledger.activities.ledger._streams import AnswerStream, AnswerStreams, StreamRead
-from agentledger.activities.ledger._subjects import Sealer
+from agentledger.activities.ledger._subjects import Sealer, seal_envelope
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -63,5 +63,6 @@ __all__ = [
     "SubjectErased",
     "WorkflowKeys",
     "build_engine",
+    "seal_envelope",
     "upgrade",
 ]

@@ -57,7 +57,10 @@ class Ring:
         """The stored columns of ``key``: which ring key wraps it, and it wrapped."""
         return {"kek_id": self._wrap.active, "wrapped": self._wrap.wrap(key, key_id)}
 
-    def cipher(self, kek_id: str, wrapped: str, key_id: str) -> AESGCM:
+    def key(self, kek_id: str, wrapped: str, key_id: str) -> bytes:
         if kek_id not in self._wrap.keys and self._reload is not None:
             self._wrap = self._reload()
-        return AESGCM(self._wrap.unwrap(kek_id, wrapped, key_id))
+        return self._wrap.unwrap(kek_id, wrapped, key_id)
+
+    def cipher(self, kek_id: str, wrapped: str, key_id: str) -> AESGCM:
+        return AESGCM(self.key(kek_id, wrapped, key_id))

@@ -24,7 +24,7 @@ from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection, Select, bindparam, func, select
 
 from agentledger.activities._sql import insert_for
 from agentledger.activities.ledger._codec import EncodedEvent, PreEncoded
@@ -188,19 +188,36 @@ class Sealer:
             found = self._by_run[run_id] = self._subject_key(conn, *row, starting=False)
         return found
 
+    def subject_key(
+        self, conn: Connection, tenant_id: str, subject_id: str, *, new: bool
+    ) -> tuple[str, bytes]:
+        """The subject's live key for their content kept beside the log (memories about them),
+        made on first use; refused once their erasure begins (for ``new`` content) or ends."""
+        return self._subject_secret(conn, tenant_id, subject_id, starting=new)
+
+    def held_subject_key(
+        self, conn: Connection, tenant_id: str, subject_id: str
+    ) -> tuple[str, bytes] | None:
+        """The subject's key if they have one that an erasure has not destroyed; never made."""
+        row = conn.execute(_live_key(tenant_id, subject_id)).first()
+        if row is None or row.wrapped is None:
+            return None
+        return row.key_id, self._ring.key(row.kek_id, row.wrapped, row.key_id)
+
     def _subject_key(
         self, conn: Connection, tenant_id: str, subject_id: str, *, starting: bool
     ) -> tuple[str, AESGCM]:
+        key_id, key = self._subject_secret(conn, tenant_id, subject_id, starting=starting)
+        return key_id, AESGCM(key)
+
+    def _subject_secret(
+        self, conn: Connection, tenant_id: str, subject_id: str, *, starting: bool
+    ) -> tuple[str, bytes]:
         """The subject's live key, made on first use; refused where ``_usable`` says so."""
         of_subject = (subject_keys.c.tenant_id == tenant_id) & (
             subject_keys.c.subject_id == subject_id
         )
-        query = select(
-            subject_keys.c.key_id,
-            subject_keys.c.state,
-            subject_keys.c.kek_id,
-            subject_keys.c.wrapped,
-        ).where(of_subject, subject_keys.c.state != "erased")
+        query = _live_key(tenant_id, subject_id)
         row = conn.execute(query).first()
         if row is None:
             erased = conn.execute(
@@ -225,4 +242,18 @@ class Sealer:
             raise SubjectErased(
                 f"subject of tenant {tenant_id!r} is being erased: no new content is stored for it"
             )
-        return key_id, self._ring.cipher(kek_id, wrapped, key_id)
+        return key_id, self._ring.key(kek_id, wrapped, key_id)
+
+
+def _live_key(tenant_id: str, subject_id: str) -> Select[Any]:
+    """The subject's key that no erasure has destroyed (at most one)."""
+    return select(
+        subject_keys.c.key_id,
+        subject_keys.c.state,
+        subject_keys.c.kek_id,
+        subject_keys.c.wrapped,
+    ).where(
+        subject_keys.c.tenant_id == tenant_id,
+        subject_keys.c.subject_id == subject_id,
+        subject_keys.c.state != "erased",
+    )

@@ -42,13 +42,13 @@ class MemoryActivities(MemorySteps, HousekeepingSteps):
 
     @activity.defn(name="propose_memory")
     def propose_memory(self, params: ProposeMemoryInput) -> list[ProposedMemory]:
-        with erased_is_final():
+        with erased_is_final():  # the memories are sealed under the subject's key too
             self._ledger.append(params.outbox)
-        return [
-            self._admit(event, params.principal, params.now)
-            for event in params.outbox
-            if isinstance(event, MemoryProposed)
-        ]
+            return [
+                self._admit(event, params.principal, params.now)
+                for event in params.outbox
+                if isinstance(event, MemoryProposed)
+            ]
 
     def _admit(self, event: MemoryProposed, principal: Principal, now: datetime) -> ProposedMemory:
         proposal = proposal_from_event(event, principal)

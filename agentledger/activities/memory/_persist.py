@@ -13,6 +13,7 @@ from pydantic import JsonValue
 from sqlalchemy import Connection, bindparam, delete, func, insert, or_, select, text, update
 
 from agentledger.activities._terms import aware, utc
+from agentledger.activities.memory._sealing import MemorySeal
 from agentledger.activities.memory._tables import (
     FTS_TABLE,
     NO_USER,
@@ -38,21 +39,27 @@ def _words(value: JsonValue) -> str:
     return str(value)
 
 
-def load(conn: Connection, memory_id: str) -> MemoryRecord | None:
+def load(conn: Connection, memory_id: str, seal: MemorySeal) -> MemoryRecord | None:
     row = conn.execute(select(records.c.record).where(records.c.memory_id == memory_id)).first()
-    return MemoryRecord.model_validate(row[0]) if row is not None else None
+    return seal.opened(conn, [row[0]])[0] if row is not None else None
 
 
-def load_many(conn: Connection, rows: Iterable[Any]) -> list[MemoryRecord]:
-    return [MemoryRecord.model_validate(r) for r in rows]
+def load_many(conn: Connection, rows: Iterable[Any], seal: MemorySeal) -> list[MemoryRecord]:
+    return seal.opened(conn, rows)
 
 
-def save(conn: Connection, transition: Transition) -> int:
-    """Write the record's new form and its events; keep the SQLite index to published rows.
+def save(conn: Connection, transition: Transition, seal: MemorySeal) -> int:
+    """Write the record's new form (sealed where ``seal`` says) and its events; keep the SQLite
+    index to published rows.
 
     Returns how many index entries holding the old content are gone (for deletion receipts)."""
     record = transition.record
-    text_ = content_text(record)
+    found = conn.execute(
+        select(records.c.row_id, records.c.content_text).where(
+            records.c.memory_id == record.memory_id
+        )
+    ).first()
+    stored, text_ = seal.stored(conn, record, content_text(record), new=found is None)
     values: dict[str, Any] = {
         "tenant_id": record.scope.tenant_id,
         "user_id": record.scope.user_id or NO_USER,
@@ -61,13 +68,8 @@ def save(conn: Connection, transition: Transition) -> int:
         "claim_key": record.claim_key,
         "expires_at": utc(record.expires_at) if record.expires_at else None,
         "content_text": text_,
-        "record": record.model_dump(mode="json"),
+        "record": stored,
     }
-    found = conn.execute(
-        select(records.c.row_id, records.c.content_text).where(
-            records.c.memory_id == record.memory_id
-        )
-    ).first()
     append_events(conn, transition.events)
     if found is None:
         key = conn.execute(

@@ -19,6 +19,7 @@ from sqlalchemy import Connection, bindparam, select, text
 from agentledger.activities._sql import insert_missing, upsert
 from agentledger.activities._terms import aware, fts5_query, query_terms, tsquery, utc
 from agentledger.activities.memory import _persist as db
+from agentledger.activities.memory._sealing import MemorySeal
 from agentledger.activities.memory._tables import (
     FTS_TABLE,
     NO_USER,
@@ -92,11 +93,13 @@ _CACHED = select(cache.c.payload).where(
 """Built once: every model step asks, and a statement rebuilt per call costs more than the query."""
 
 
-def cached(conn: Connection, key: str, now: datetime) -> MemoryRetrieval | None:
+def cached(conn: Connection, key: str, now: datetime, seal: MemorySeal) -> MemoryRetrieval | None:
     payload = conn.execute(_CACHED, {"key": key, "at": utc(now)}).scalar()
     if payload is None:
         return None
-    return MemoryRetrieval.model_validate({**payload, "from_cache": True})
+    return MemoryRetrieval.model_validate(
+        {**seal.opened_payload(conn, payload), "from_cache": True}
+    )
 
 
 def compute(
@@ -106,9 +109,14 @@ def compute(
     query: str,
     categories: Sequence[MemoryCategory],
     limit: int,
+    seal: MemorySeal,
 ) -> MemoryRetrieval:
     terms = query_terms(query)
-    rows = search_index(conn, principal, terms, limit) if terms else _recent(conn, principal, limit)
+    rows = (
+        search_index(conn, principal, terms, limit, seal)
+        if terms
+        else _recent(conn, principal, limit, seal)
+    )
     hits, omitted, current = [], [], []
     for record, score in rows:
         if categories and record.category not in categories:
@@ -130,9 +138,20 @@ def compute(
 
 
 def store(
-    conn: Connection, key: str, principal: Principal, now: datetime, found: MemoryRetrieval
+    conn: Connection,
+    key: str,
+    principal: Principal,
+    now: datetime,
+    found: MemoryRetrieval,
+    seal: MemorySeal,
 ) -> None:
-    """Cache the result and persist its summary, each with the memories it derives from."""
+    """Cache the result and persist its summary, each with the memories it derives from (both
+    sealed under the principal's key where ``seal`` says; neither once their erasure began)."""
+    payload = seal.sealed_payload(
+        conn, principal, found.model_dump(mode="json", exclude={"from_cache"})
+    )
+    if payload is None:
+        return
     expiries = [aware(h.item.expires_at) for h in found.hits if h.item.expires_at is not None]
     valid_until = min([now + CACHE_TTL, *[e for e in expiries if e is not None]])
     sources = {h.item.id for h in found.hits} | {o.memory_id for o in found.omitted}
@@ -141,25 +160,26 @@ def store(
         "cache_key": key,
         "tenant_id": principal.tenant_id,
         "user_id": principal.user_id,
-        "payload": found.model_dump(mode="json", exclude={"from_cache"}),
+        "payload": payload,
         "created_at": utc(now),
         "valid_until": utc(valid_until),
     }
     upsert(conn, cache, row, ["cache_key"])
     _derive(conn, f"cache:{key}", sources)
     if found.profile is not None:
-        _store_summary(conn, principal, now, found.profile)
+        summary = seal.sealed_payload(conn, principal, found.profile.model_dump(mode="json"))
+        _store_summary(conn, principal, now, found.profile, summary)
 
 
 def _store_summary(
-    conn: Connection, principal: Principal, now: datetime, profile: ProfileSummary
+    conn: Connection, principal: Principal, now: datetime, profile: ProfileSummary, stored: Any
 ) -> None:
     summary_id = profile.item.id
     row = {
         "summary_id": summary_id,
         "tenant_id": principal.tenant_id,
         "user_id": principal.user_id,
-        "payload": profile.model_dump(mode="json"),
+        "payload": stored,
         "built_at": utc(now),
     }
     upsert(conn, summaries, row, ["summary_id"])
@@ -173,7 +193,9 @@ def _derive(conn: Connection, artifact: str, memory_ids: set[str]) -> None:
     insert_missing(conn, derivations, rows)
 
 
-def _recent(conn: Connection, principal: Principal, limit: int) -> list[tuple[MemoryRecord, float]]:
+def _recent(
+    conn: Connection, principal: Principal, limit: int, seal: MemorySeal
+) -> list[tuple[MemoryRecord, float]]:
     rows = conn.execute(
         select(records.c.record)
         .where(*db.scope_filter(principal.tenant_id, principal.user_id))
@@ -181,28 +203,35 @@ def _recent(conn: Connection, principal: Principal, limit: int) -> list[tuple[Me
         .order_by(records.c.row_id.desc())
         .limit(limit)
     ).scalars()
-    return [(r, 0.0) for r in db.load_many(conn, rows)]
+    return [(r, 0.0) for r in db.load_many(conn, rows, seal)]
 
 
 def search_index(
-    conn: Connection, principal: Principal | None, terms: list[str], limit: int
+    conn: Connection,
+    principal: Principal | None,
+    terms: list[str],
+    limit: int,
+    seal: MemorySeal,
 ) -> list[tuple[MemoryRecord, float]]:
-    """Full-text search; ``principal=None`` drops every filter (benchmarks only)."""
+    """Full-text search; ``principal=None`` drops every filter (benchmarks only: the words as
+    typed, so it finds no sealed memory)."""
     postgres = conn.dialect.name == "postgresql"
+    if principal is not None:
+        terms = seal.search_terms(conn, principal, terms)
     params: dict[str, Any] = {"q": tsquery(terms) if postgres else fts5_query(terms), "k": limit}
     if principal is not None:
         params |= {"tenant": principal.tenant_id, "user": principal.user_id, "no_user": NO_USER}
     template = _POSTGRES if postgres else _SQLITE
     statement = text(template.format(filters=_FILTERS if principal is not None else ""))
     rows = conn.execute(statement.bindparams(bindparam("q")), params).all()
-    return [(MemoryRecord.model_validate(_json(r[0])), float(r[1])) for r in rows]
+    # Raw SQL on SQLite returns JSON columns as text; psycopg parses them.
+    found = seal.opened(conn, [r[0] if postgres else orjson.loads(r[0]) for r in rows])
+    return [(record, float(r[1])) for record, r in zip(found, rows, strict=True)]
 
 
-def search_all(conn: Connection, query: str, limit: int) -> list[tuple[MemoryRecord, float]]:
+def search_all(
+    conn: Connection, query: str, limit: int, seal: MemorySeal
+) -> list[tuple[MemoryRecord, float]]:
     terms = query_terms(query)
-    return search_index(conn, None, terms, limit) if terms else []
+    return search_index(conn, None, terms, limit, seal) if terms else []
 
-
-def _json(value: Any) -> Any:
-    """Raw SQL on SQLite returns JSON columns as text."""
-    return orjson.loads(value) if isinstance(value, str) else value

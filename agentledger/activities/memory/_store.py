@@ -11,13 +11,15 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, Engine, select, text
 
 from agentledger.activities._sql import SqlStore
 from agentledger.activities._terms import utc
+from agentledger.activities.ledger import Ledger
 from agentledger.activities.memory import _persist as db
 from agentledger.activities.memory import _retrieve as read
 from agentledger.activities.memory._retrieve import MemoryRetrieval
+from agentledger.activities.memory._sealing import IN_CLEAR, MemorySeal
 from agentledger.activities.memory._tables import records
 from agentledger.domain.context import ContextItem
 from agentledger.domain.memory import (
@@ -58,14 +60,24 @@ class MemoryNotFound(LookupError):
 
 
 class MemoryStore(SqlStore):
-    """Open one per process over the ledger's engine; call ``install`` once at start."""
+    """Open one per process over the ledger's engine (``of``: and its sealing); call ``install``
+    once at start."""
+
+    def __init__(self, engine: Engine, seal: MemorySeal = IN_CLEAR) -> None:
+        super().__init__(engine)
+        self._seal = seal
+
+    @classmethod
+    def of(cls, ledger: Ledger) -> MemoryStore:
+        """Over ``ledger``'s engine, sealing what is about a subject as ``ledger`` seals runs."""
+        return cls(ledger.engine, MemorySeal(ledger.sealer))
 
     # ------------------------------------------------------------- writing
     def propose(self, proposal: MemoryProposal, actor: Principal, now: datetime) -> Admission:
         """Admit through the lifecycle as far as policy allows. Idempotent on ``memory_id``."""
         with self._writer.begin() as conn:
             _lock(conn, proposal.scope.tenant_id)
-            existing = db.load(conn, proposal.memory_id)
+            existing = db.load(conn, proposal.memory_id, self._seal)
             if existing is not None:
                 return Admission(record=existing)
             published = self._published_claims(conn, proposal)
@@ -108,7 +120,9 @@ class MemoryStore(SqlStore):
                 )
             ).scalars()
             done = [
-                t for r in db.load_many(conn, rows) if isinstance(t := expire(r, now), Transition)
+                t
+                for r in db.load_many(conn, rows, self._seal)
+                if isinstance(t := expire(r, now), Transition)
             ]
             self._save(conn, done)
         return [t.record.memory_id for t in done]
@@ -122,7 +136,7 @@ class MemoryStore(SqlStore):
             if refused is not None:
                 return refused
             done = [e for e in erased if isinstance(e, Transition)]
-            index = sum(db.save(conn, t) for t in done)
+            index = sum(db.save(conn, t, self._seal) for t in done)
             head = chain[0]
             caches, kept = db.purge_artifacts(
                 conn, head.scope.tenant_id, head.scope.user_id, [r.memory_id for r in chain]
@@ -156,18 +170,18 @@ class MemoryStore(SqlStore):
         key = read.cache_key(principal, query, categories, limit)
         if use_cache:
             with self._engine.connect() as conn:
-                found = read.cached(conn, key, now)
+                found = read.cached(conn, key, now, self._seal)
             if found is not None:
                 return found
         if not use_cache:
             with self._engine.connect() as conn:
-                return read.compute(conn, principal, now, query, categories, limit)
+                return read.compute(conn, principal, now, query, categories, limit, self._seal)
         with self._writer.begin() as conn:
             # Shared with other readers, exclusive against lifecycle writes: a result computed
             # before a deletion can never be cached after it.
             _lock(conn, principal.tenant_id, shared=True)
-            result = read.compute(conn, principal, now, query, categories, limit)
-            read.store(conn, key, principal, now, result)
+            result = read.compute(conn, principal, now, query, categories, limit, self._seal)
+            read.store(conn, key, principal, now, result, self._seal)
         return result
 
     def context_items(self, principal: Principal, now: datetime) -> list[ContextItem]:
@@ -177,12 +191,12 @@ class MemoryStore(SqlStore):
     def search_unfiltered(self, query: str, *, limit: int = 10) -> int:
         """Every tenant and state on the same index: for benchmarks, never for a run."""
         with self._engine.connect() as conn:
-            return len(read.search_all(conn, query, limit))
+            return len(read.search_all(conn, query, limit, self._seal))
 
     def get(self, memory_id: str) -> MemoryRecord | None:
         """Any record in any state, for audit (a deleted one is a tombstone without content)."""
         with self._engine.connect() as conn:
-            return db.load(conn, memory_id)
+            return db.load(conn, memory_id, self._seal)
 
     def awaiting_review(self, tenant_id: str, limit: int = 200) -> list[MemoryRecord]:
         """The tenant's review queue: records held before publication (quarantined, classified,
@@ -195,7 +209,7 @@ class MemoryStore(SqlStore):
             .limit(limit)
         )
         with self._engine.connect() as conn:
-            return db.load_many(conn, conn.execute(query).scalars())
+            return db.load_many(conn, conn.execute(query).scalars(), self._seal)
 
     def history(self, memory_id: str) -> list[MemoryEvent]:
         with self._engine.connect() as conn:
@@ -204,24 +218,24 @@ class MemoryStore(SqlStore):
     # ------------------------------------------------------------- helpers
     def _locked(self, conn: Connection, memory_id: str) -> MemoryRecord:
         """Load, lock the record's tenant against concurrent cache fills, and load again."""
-        found = db.load(conn, memory_id)
+        found = db.load(conn, memory_id, self._seal)
         if found is None:
             raise MemoryNotFound(memory_id)
         _lock(conn, found.scope.tenant_id)
-        again = db.load(conn, memory_id)
+        again = db.load(conn, memory_id, self._seal)
         assert again is not None
         return again
 
     def _save(self, conn: Connection, transitions: Sequence[Transition]) -> None:
         for t in transitions:
-            db.save(conn, t)
+            db.save(conn, t, self._seal)
             scope = t.record.scope
             db.purge_artifacts(conn, scope.tenant_id, scope.user_id, [t.record.memory_id])
 
     def _chain(self, conn: Connection, head: MemoryRecord) -> list[MemoryRecord]:
         chain = [head]
         while chain[-1].supersedes is not None and len(chain) < 100:
-            older = db.load(conn, chain[-1].supersedes)
+            older = db.load(conn, chain[-1].supersedes, self._seal)
             if older is None:
                 break
             chain.append(older)
@@ -235,7 +249,7 @@ class MemoryStore(SqlStore):
             .where(*db.scope_filter(proposal.scope.tenant_id, user))
             .where(records.c.state == "published", records.c.claim_key.is_not(None))
         ).scalars()
-        return db.load_many(conn, rows)
+        return db.load_many(conn, rows, self._seal)
 
 
 def _lock(conn: Connection, tenant_id: str, *, shared: bool = False) -> None:

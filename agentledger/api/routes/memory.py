@@ -43,7 +43,7 @@ class Correction(BaseModel):
 
 def _store(ctx: ApiContext) -> MemoryStore:
     install(ctx.ledger.engine)
-    return MemoryStore(ctx.ledger.engine)
+    return MemoryStore.of(ctx.ledger)
 
 
 def _record(ctx: ApiContext, caller: Caller, memory_id: str) -> MemoryRecord:
