@@ -8,25 +8,29 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Text, cast, select, update
+from sqlalchemy import Text, cast, func, select, update
 
 from agentledger.activities.ledger import (
     ContentErased,
     Ledger,
     LedgerConflict,
     LedgerError,
+    RunFilter,
     Sealer,
     SubjectErased,
     erasure,
     erasure_log,
     retention,
 )
+from agentledger.activities.ledger._search_terms import words
 from agentledger.activities.ledger._tables import (
     answer_chunks,
     approvals,
     context_packets,
     run_events,
+    run_terms,
     runs,
+    search_keys,
     tool_outputs,
 )
 from agentledger.domain.retention import parse_retention
@@ -79,10 +83,10 @@ def test_a_runs_packets_tool_outputs_and_answer_streams_are_sealed_under_its_key
 def test_the_read_models_copies_of_a_runs_content_are_sealed_and_read_back_in_clear(
     sealed: Ledger, database_url: str
 ) -> None:
-    """Its answer and its approvals' arguments, in the runs list and the inbox; the request text
-    stays in clear, since the runs search reads it, until an erasure blanks it."""
+    """Its request, its answer and its approvals' arguments, in the runs list and the inbox."""
     sealed.append(refund_run().events)
     run = sealed.get_run("run-1")
+    assert run is not None and run.request_text == REQUEST
     (approval,) = sealed.approvals(status=None, run_id="run-1")
     assert run is not None and run.answer and "ord_4821" in json.dumps(approval.arguments)
     assert sealed.list_runs()[0].answer == run.answer
@@ -92,7 +96,7 @@ def test_the_read_models_copies_of_a_runs_content_are_sealed_and_read_back_in_cl
     ((stored_answer, request),) = answers
     assert stored_answer.startswith('{"sealed":"sk_') and run.answer not in stored_answer
     assert all("ord_4821" not in text and '{\\"sealed\\":' in text for text in arguments)
-    assert "ord_4821" in request  # what the runs search reads
+    assert request.startswith('{"sealed":"sk_') and "4821" not in request
     with Ledger.open(database_url) as bare, pytest.raises(ContentErased, match="key ring"):
         bare.get_run("run-1")
 
@@ -245,3 +249,34 @@ def test_a_late_event_of_an_erased_run_is_refused_and_an_altered_one_is_named(
         )
     with pytest.raises(LedgerError, match="altered"):
         sealed.read("run-o")
+
+
+def test_a_sealed_request_is_found_by_its_words_digests_and_by_nothing_once_erased(
+    sealed: Ledger,
+) -> None:
+    sealed.append(refund_run().events)
+
+    def found(text: str) -> list[str]:
+        return [r.run_id for r in sealed.search_runs(RunFilter(text=text))]
+
+    for text in ("ORD_4821", "late 4821", "Refund", "arrived, LATE"):
+        assert found(text) == ["run-1"], text
+    for text in ("4822", "arrive", "refund 4822", "sealed"):  # whole words of the request only
+        assert found(text) == [], text
+    with sealed.engine.connect() as conn:
+        terms = set(conn.execute(select(run_terms.c.term)).scalars())
+        assert conn.execute(select(func.count()).select_from(search_keys)).scalar_one() == 1
+    assert len(terms) == len(words(REQUEST)) and not terms & set(words(REQUEST))
+
+    assert sealed.rebuild_read_models() > 0  # the digests are read models too
+    assert found("ORD_4821") == ["run-1"]
+    erasure.finish(sealed, erasure.begin(sealed, "acme", "usr_73"), by="d", reason="r", verified={})
+    assert found("ORD_4821") == [] and found("late") == []
+    with sealed.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(run_terms)).scalar_one() == 0
+
+
+def test_a_request_stored_in_clear_is_found_by_any_part_of_a_word(ledger: Ledger) -> None:
+    ledger.append(refund_run().events)
+    for text in ("ORD_4821", "arrive", "rd_48"):
+        assert [r.run_id for r in ledger.search_runs(RunFilter(text=text))] == ["run-1"], text

@@ -84,8 +84,9 @@ async def test_a_customer_is_erased_and_every_erased_run_still_verifies(
     assert shown.returncode == 0 and "run_completed  (erased; sha256" in shown.stdout
     raw = all_text(database_url)
     assert REQUEST.encode() not in raw and answer.answer.encode() not in raw
-    assert OTHER.encode() in raw  # the search finds what is there: usr_88 kept theirs
-    assert harness.runtime.ledger.read(other)
+    assert other.encode() in raw and OTHER.encode() not in raw  # usr_88's run kept, sealed
+    kept = harness.runtime.ledger.get_run(other)
+    assert kept is not None and kept.request_text == OTHER and harness.runtime.ledger.read(other)
 
     again = await erase(
         harness, database_url, "--subject", "usr_73", "--as", "dpo_1", "--reason", "x"
@@ -127,4 +128,6 @@ async def test_a_backup_from_before_an_erasure_is_erased_again_when_restored(
             assert checked.returncode == 0 and "log intact" in checked.stdout, checked.stdout
         raw = all_text(target)
         assert REQUEST.encode() not in raw
-        assert OTHER.encode() in raw  # usr_88 was not erased, so not again
+        assert other.encode() in raw  # usr_88 was not erased, so not again: theirs opens
+        shown = cli(harness, "show", other, "--database-url", target)
+        assert shown.returncode == 0 and OTHER in shown.stdout, shown.stdout + shown.stderr

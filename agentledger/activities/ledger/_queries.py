@@ -1,10 +1,12 @@
 """Queries over the read models: the runs list, the approvals inbox, receipts per run.
 
-A run's content in them (its answer, why it failed, approvals' arguments and reasons) is stored
-sealed in a sealed ledger (``_readmodel_writes``) and opened here, one key lookup per query."""
+A run's content in them (its request, answer, why it failed, approvals' arguments and reasons)
+is stored sealed in a sealed ledger (``_readmodel_writes``) and opened here, one key lookup per
+query; a sealed request is searched by its words' digests (``_search_terms``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
@@ -15,10 +17,10 @@ from agentledger.activities.ledger._base import LedgerBase
 from agentledger.activities.ledger._codec import loads
 from agentledger.activities.ledger._rows import ApprovalRow, ReceiptRow, RunRow
 from agentledger.activities.ledger._subjects import SEALED
-from agentledger.activities.ledger._tables import approvals, receipts, run_events, runs
+from agentledger.activities.ledger._tables import approvals, receipts, run_events, run_terms, runs
 
 Row = TypeVar("Row", RunRow, ApprovalRow)
-_RUN_CONTENT = ("answer", "failure_reason")
+_RUN_CONTENT = ("request_text", "answer", "failure_reason")
 _APPROVAL_CONTENT = ("arguments", "reason")
 
 
@@ -39,10 +41,19 @@ class RunFilter:
     waiting_on_approval: bool | None = None
     after: tuple[datetime, str] | None = None
     text: str | None = None
-    """Words the request must contain (case-insensitive, each anywhere in it)."""
+    """Words the request must contain (case-insensitive; in a request stored in clear each
+    anywhere in it, in a sealed one each a whole word: ``ORD_5101`` is ``ord`` and ``5101``)."""
+
+    def words(self) -> list[str]:
+        return (self.text or "").split()[:8]
 
 
-def _run_conditions(f: RunFilter) -> list[ColumnElement[bool]]:
+Digests = Mapping[str, list[str] | None]
+"""Per word of ``RunFilter.text``, its digests as ``run_terms`` holds them (``None``: there is
+no search key, so no sealed request has any)."""
+
+
+def _run_conditions(f: RunFilter, digests: Digests | None = None) -> list[ColumnElement[bool]]:
     c = runs.c
     found: list[ColumnElement[bool]] = []
     if f.tenant_id is not None:
@@ -62,12 +73,27 @@ def _run_conditions(f: RunFilter) -> list[ColumnElement[bool]]:
     if f.waiting_on_approval is not None:
         pending = exists().where(approvals.c.run_id == c.run_id, approvals.c.status == "pending")
         found.append(pending if f.waiting_on_approval else ~pending)
-    for word in (f.text or "").split()[:8]:
-        found.append(c.request_text.icontains(word, autoescape=True))
+    for word in f.words():
+        found.append(_contains(word, (digests or {}).get(word)))
     if f.after is not None:
         at, run_id = f.after
         found.append(or_(c.updated_at < at, and_(c.updated_at == at, c.run_id > run_id)))
     return found
+
+
+def _contains(word: str, terms: list[str] | None) -> ColumnElement[bool]:
+    """The request holds ``word``: searched as text where it is stored in clear, by its words'
+    digests where it is sealed."""
+    c = runs.c
+    clear = and_(
+        ~c.request_text.startswith(SEALED), c.request_text.icontains(word, autoescape=True)
+    )
+    if not terms:
+        return clear
+    held = [
+        exists().where(run_terms.c.run_id == c.run_id, run_terms.c.term == term) for term in terms
+    ]
+    return or_(clear, and_(c.request_text.startswith(SEALED), *held))
 
 
 class ReadModelQueries(LedgerBase):
@@ -90,10 +116,16 @@ class ReadModelQueries(LedgerBase):
 
     def search_runs(self, where: RunFilter, limit: int = 50) -> list[RunRow]:
         """One page of runs matching ``where``, most recently updated first."""
-        query = select(runs).where(*_run_conditions(where))
-        query = query.order_by(runs.c.updated_at.desc(), runs.c.run_id).limit(limit)
         with self._reading() as conn:
+            digests = self._digests(conn, where.words())
+            query = select(runs).where(*_run_conditions(where, digests))
+            query = query.order_by(runs.c.updated_at.desc(), runs.c.run_id).limit(limit)
             return self._opened(conn, [RunRow.of(row) for row in conn.execute(query)])
+
+    def _digests(self, conn: Connection, words: list[str]) -> Digests:
+        if self.sealer is None:
+            return {}
+        return {word: self.sealer.search.of(conn, word, make=False) for word in words}
 
     def approvals(
         self,

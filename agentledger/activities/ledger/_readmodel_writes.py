@@ -1,30 +1,35 @@
 """The statements that write the read models ``_readmodels`` collects, each run once per append.
 
 Each is idempotent and never moves backwards, so re-appended events pass through harmlessly.
-With a ``seal`` (a sealed ledger), the read models' copies of a run's content (its answer, why it
-failed, approvals' arguments and decisions' reasons) are stored sealed under the run's key like
-its events; the request text stays searchable in clear until an erasure blanks it.
+With a ``seal`` (a sealed ledger), the read models' copies of a run's content (its request, its
+answer, why it failed, approvals' arguments and decisions' reasons) are stored sealed under the
+run's key like its events, and the request's words as the runs search's digests (``run_terms``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, Table, bindparam, case, exists, select, update
 
 from agentledger.activities._sql import insert_for
 from agentledger.activities.ledger._codec import clean_text, dumps_str
-from agentledger.activities.ledger._tables import approvals, receipts, runs
+from agentledger.activities.ledger._tables import approvals, receipts, run_terms, runs
 
 _LIVE = ("running", "awaiting_approval")
 SEALED_COLUMNS = {"b_answer": "answer", "b_failure": "failure_reason", "arguments": "arguments",
                   "b_reason": "reason"}  # fmt: skip
 """The read models' columns holding a run's content: parameter name, column."""
-Seal = Callable[[str, str], str]
-"""``(run_id, text)``: the text sealed under the run's key, as stored."""
+
+
+class Seal(Protocol):
+    def text(self, run_id: str, text: str) -> str:
+        """``text`` sealed under the run's key, as stored."""
+
+    def terms(self, text: str) -> list[str]:
+        """``text``'s words as the runs search's digests."""
 
 
 @dataclass
@@ -51,7 +56,10 @@ def write_changes(
     """Run rows first (progress updates need them, and sealing finds a run's key by its row),
     approvals before the run status they set."""
     dialect = conn.dialect.name
-    _run(conn, _upsert_started(dialect), c.started)
+    if seal is None:
+        _run(conn, _upsert_started(dialect), c.started)
+    else:
+        _start_sealed(conn, c.started, seal)
     _run(conn, _PROGRESS, progress)
     _run(conn, _insert_ignoring(dialect, approvals), _sealed(c.requested, seal))
     _run(conn, _DECIDE, _sealed(c.decided, seal))
@@ -59,6 +67,16 @@ def write_changes(
         conn.execute(_awaiting_status(sorted(c.approval_runs)))
     _run(conn, _END, _sealed(c.ended, seal))
     _run(conn, _upsert_receipts(dialect), list(c.receipts.values()))
+
+
+def _start_sealed(conn: Connection, started: list[dict[str, Any]], seal: Seal) -> None:
+    """The run rows with their request blank, then sealed (the run's key is found by its row:
+    the clear text never reaches the table), and the request's words as digests."""
+    _run(conn, _upsert_started(conn.dialect.name), [{**r, "request_text": ""} for r in started])
+    requests = [(r["run_id"], r["request_text"]) for r in started]
+    _run(conn, _REQUEST, [{"b_run_id": i, "b_request": seal.text(i, t)} for i, t in requests])
+    terms = [{"run_id": i, "term": term} for i, t in requests for term in seal.terms(t)]
+    _run(conn, _insert_ignoring(conn.dialect.name, run_terms), terms)
 
 
 def _sealed(rows: list[dict[str, Any]], seal: Seal | None) -> list[dict[str, Any]]:
@@ -73,7 +91,7 @@ def _sealed_row(row: dict[str, Any], seal: Seal) -> dict[str, Any]:
     for name in SEALED_COLUMNS.keys() & row.keys():
         value = row[name]
         if value is not None and value != {}:
-            sealed[name] = seal(run_id, value if isinstance(value, str) else dumps_str(value))
+            sealed[name] = seal.text(run_id, value if isinstance(value, str) else dumps_str(value))
     return sealed
 
 
@@ -96,6 +114,13 @@ _PROGRESS = (
 )
 
 # Only a pending approval can be decided; a late duplicate decision changes nothing.
+_REQUEST = (
+    update(runs)
+    .where(runs.c.run_id == bindparam("b_run_id"), runs.c.request_text == "")
+    .values(request_text=bindparam("b_request"))
+)
+"""Once: a re-appended ``run_started`` finds its request sealed already."""
+
 _DECIDE = (
     update(approvals)
     .where(

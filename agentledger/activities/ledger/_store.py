@@ -9,7 +9,6 @@ call is one transaction covering the events and every read model derived from th
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import itertools
 import time
@@ -52,6 +51,7 @@ from agentledger.activities.ledger._tables import (
     erased_runs,
     receipts,
     run_events,
+    run_terms,
     runs,
 )
 from agentledger.domain.events import EVENT_ADAPTER, RunEvent
@@ -178,7 +178,7 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
             query = query.where(run_events.c.run_id == run_id)
         replayed = 0
         with self._writing() as conn:
-            for table in (runs, approvals, receipts):
+            for table in (runs, approvals, receipts, run_terms):
                 wipe = delete(table).where(table.c.run_id.not_in(erased))
                 conn.execute(wipe if run_id is None else wipe.where(table.c.run_id == run_id))
             stored = conn.execute(query.execution_options(yield_per=_REBUILD_CHUNK))
@@ -235,7 +235,7 @@ class Ledger(ContentStore, ReadModelQueries, AnswerStreams):
 
     def _value_sealer(self, conn: Connection) -> Seal | None:
         sealer = self.sealer
-        return None if sealer is None else functools.partial(sealer.seal_text, conn)
+        return None if sealer is None else sealer.read_models(conn)
 
     def _check_unchanged(self, conn: Connection, encoded: list[EncodedEvent]) -> None:
         """Every event of the batch is now stored; each must be the one we meant to append.

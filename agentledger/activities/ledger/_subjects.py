@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +31,7 @@ from agentledger.activities._sql import insert_for
 from agentledger.activities.ledger._codec import EncodedEvent, PreEncoded
 from agentledger.activities.ledger._errors import ContentErased, LedgerError, SubjectErased
 from agentledger.activities.ledger._ring import NONCE, KeyWrap, Ring
+from agentledger.activities.ledger._search_terms import SearchTerms
 from agentledger.activities.ledger._tables import erased_runs, runs, subject_keys
 from agentledger.domain.events import RunStarted
 
@@ -82,6 +84,7 @@ class Sealer:
         """``reload``: the ring read again, when a subject key is wrapped under a ring key this
         process does not hold yet (another process rotated the ring first)."""
         self._ring = Ring(wrap, reload)
+        self.search = SearchTerms(self._ring)
         self._by_run: dict[str, tuple[str, AESGCM]] = {}
 
     def seal(self, conn: Connection, encoded: Sequence[EncodedEvent]) -> list[tuple[Any, ...]]:
@@ -163,6 +166,10 @@ class Sealer:
         sealed under the run's key, as stored; the append that carries it checked the key."""
         key_id, cipher = self._run_key(conn, run_id)
         return seal_envelope(cipher, key_id, text.encode()).decode()
+
+    def read_models(self, conn: Connection) -> ReadModelSeal:
+        """What the read models' writes on ``conn`` seal with."""
+        return ReadModelSeal(self, conn)
 
     def _key_of_run(self, conn: Connection, e: EncodedEvent) -> tuple[str, AESGCM]:
         run_id = e.key[0]
@@ -257,3 +264,18 @@ def _live_key(tenant_id: str, subject_id: str) -> Select[Any]:
         subject_keys.c.subject_id == subject_id,
         subject_keys.c.state != "erased",
     )
+
+
+@dataclass(frozen=True)
+class ReadModelSeal:
+    """The read models' copies of a run's content sealed under its key, and its request's words
+    digested for the runs search (``_readmodel_writes.Seal``)."""
+
+    sealer: Sealer
+    conn: Connection
+
+    def text(self, run_id: str, text: str) -> str:
+        return self.sealer.seal_text(self.conn, run_id, text)
+
+    def terms(self, text: str) -> list[str]:
+        return self.sealer.search.of(self.conn, text, make=True) or []

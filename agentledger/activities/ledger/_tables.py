@@ -247,3 +247,23 @@ payload_keys = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("destroyed_at", UTCDateTime),
 )
+
+# The runs search in a sealed ledger, whose request texts are ciphertext (``_search_terms``):
+# the fleet's search key, wrapped under the key ring and made once (the ring's rotation leaves
+# it as is), and each run's request words as HMAC digests under it. Erasure deletes a run's.
+search_keys = Table(
+    "search_keys",
+    metadata,
+    Column("key_id", String(), primary_key=True),
+    Column("kek_id", String(), nullable=False),
+    Column("wrapped", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+run_terms = Table(
+    "run_terms",
+    metadata,
+    Column("run_id", String(), primary_key=True),
+    Column("term", String(), primary_key=True),
+    Index("ix_run_terms_term", "term"),
+)

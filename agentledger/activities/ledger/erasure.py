@@ -48,6 +48,7 @@ from agentledger.activities.ledger._tables import (
     erasures,
     receipts,
     run_events,
+    run_terms,
     runs,
     subject_keys,
     tool_outputs,
@@ -202,6 +203,7 @@ def drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
         ("answer_streams", answer_streams),
     ):
         counts[name] = conn.execute(delete(table).where(table.c.run_id.in_(run_ids))).rowcount
+    conn.execute(delete(run_terms).where(run_terms.c.run_id.in_(run_ids)))  # the request's words
     conn.execute(
         update(runs)
         .where(runs.c.run_id.in_(run_ids))

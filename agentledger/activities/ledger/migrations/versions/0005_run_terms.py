@@ -1,0 +1,40 @@
+"""The runs search over sealed request texts: the fleet's search key and each run's word digests.
+
+Revision ID: 0005_run_terms
+Revises: 0004_payload_keys
+Create Date: 2026-12-07
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0005_run_terms"
+down_revision = "0004_payload_keys"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "search_keys",
+        sa.Column("key_id", sa.String(), nullable=False),
+        sa.Column("kek_id", sa.String(), nullable=False),
+        sa.Column("wrapped", sa.Text(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("key_id"),
+    )
+    op.create_table(
+        "run_terms",
+        sa.Column("run_id", sa.String(), nullable=False),
+        sa.Column("term", sa.String(), nullable=False),
+        sa.PrimaryKeyConstraint("run_id", "term"),
+    )
+    op.create_index("ix_run_terms_term", "run_terms", ["term"])
+
+
+def downgrade() -> None:
+    op.drop_index("ix_run_terms_term", table_name="run_terms")
+    op.drop_table("run_terms")
+    op.drop_table("search_keys")
