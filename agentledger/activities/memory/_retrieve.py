@@ -234,4 +234,3 @@ def search_all(
 ) -> list[tuple[MemoryRecord, float]]:
     terms = query_terms(query)
     return search_index(conn, None, terms, limit, seal) if terms else []
-
