@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agentledger.activities.ledger import SubjectErased
 from agentledger.app.erasure import ContentErased
 from agentledger.app.errors import Refused
 
@@ -127,9 +128,16 @@ def _on_erased(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(ApiProblem(410, "content-erased", str(exc)))
 
 
+def _on_subject_erased(request: Request, exc: Exception) -> JSONResponse:
+    """Content about a subject whose erasure has begun (a memory of theirs corrected, say):
+    nothing more of theirs is stored."""
+    return problem_response(ApiProblem(409, "subject-erased", str(exc)))
+
+
 def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiProblem, _on_problem)
     app.add_exception_handler(ContentErased, _on_erased)
+    app.add_exception_handler(SubjectErased, _on_subject_erased)
     app.add_exception_handler(RequestValidationError, _on_validation)
     app.add_exception_handler(StarletteHTTPException, _on_http)
     app.add_exception_handler(Exception, _on_unexpected)

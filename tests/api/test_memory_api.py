@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from agentledger.activities.ledger import erasure
 from agentledger.activities.memory import MemoryStore
 from agentledger.domain.memory import MemoryProposal, MemoryScope
 from tests._temporal import Harness
@@ -77,3 +78,22 @@ async def test_a_curator_corrects_rejects_and_deletes_with_a_receipt(
     receipt = deleted.json()["receipt"]
     assert receipt["deleted_by"] == "curator@acme" and memory_id in receipt["purged_records"]
     assert (await curator.delete("/api/memory/nope")).status_code == 404
+
+
+async def test_a_customers_memory_is_not_rewritten_once_their_erasure_began(
+    http: Http, harness: Harness, external_signer: Signer
+) -> None:
+    """A correction is a new memory about them: refused (409, ``subject-erased``), not a 500;
+    approving the one already stored still works until the erasure deletes it."""
+    memory_id = held_preference(harness)
+    curator = http("")
+    token = external_signer.token("curator@acme", org="acme", groups=["memory_curator"])
+    curator.headers["Authorization"] = f"Bearer {token}"
+    erasure.begin(harness.runtime.ledger, "acme", "usr_73")
+
+    corrected = await curator.post(
+        f"/api/memory/{memory_id}/correct", json={"content": {"channel": "phone"}}
+    )
+    assert corrected.status_code == 409 and problem_type(corrected) == "subject-erased"
+    published = await curator.post(f"/api/memory/{memory_id}/approve")
+    assert published.status_code == 200 and published.json()["memory"]["state"] == "published"
