@@ -36,8 +36,8 @@ async def backup(settings: Settings, args: argparse.Namespace) -> int:
     say(f"backed up {done.runs} runs ({done.events} events) to {done.path}")
     say(KEYS)
     say(
-        "· runs' events, packets, outputs and answers are sealed per customer; their request "
-        "texts are in clear (the runs search reads them)"
+        "· runs' events, requests, packets, outputs and answers, and memories about a customer, "
+        "are sealed per customer; the search indexes hold keyed digests, never a word"
     )
     return 0
 
