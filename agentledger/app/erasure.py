@@ -26,7 +26,7 @@ from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentledger.activities.ledger import ContentErased, Ledger, erasure, erasure_log
+from agentledger.activities.ledger import ContentErased, Ledger, erasure, erasure_log, refusals
 from agentledger.activities.ledger.erasure_log import ErasedRun, subject_digest
 from agentledger.app import erasure_register
 from agentledger.app.errors import NotFound, Refused
@@ -85,6 +85,8 @@ class Erasure:
     cancelled: tuple[str, ...]
     verified: dict[str, str]
     affected: dict[str, int]
+    refused: tuple[str, ...] = ()
+    """Runs whose start the erasure refused: their payload keys destroyed, histories deleted."""
 
 
 async def erase(
@@ -113,13 +115,19 @@ async def erase(
         raise Refused(str(exc), "already_erased") from None
     for run_id in begun.live:
         await _cancel(client, run_id)
+    refused = refusals.of_subject(ledger, by.tenant_id, subject_id)
+    for run_id in refused:  # failing on their own: closed before their payload keys go
+        await _closed(client, run_id)
     verified = {run_id: await _compare(client, ledger, run_id) for run_id in begun.runs}
-    erased = erasure.finish(ledger, begun, by=by.user_id, reason=reason, verified=verified)
+    erased = erasure.finish(
+        ledger, begun, by=by.user_id, reason=reason, verified=verified, refused=refused
+    )
     if register is not None:
         erasure_register.record(register, erased, subject_digest(by.tenant_id, subject_id))
-    for run_id in begun.runs:
+    for run_id in (*begun.runs, *refused):
         await _delete_history(client, run_id)
-    return Erasure(erased.erasure_id, begun.runs, begun.live, verified, dict(erased.affected))
+    affected = dict(erased.affected)
+    return Erasure(erased.erasure_id, begun.runs, begun.live, verified, affected, refused)
 
 
 async def _cancel(client: Client, run_id: str) -> None:
@@ -132,6 +140,17 @@ async def _cancel(client: Client, run_id: str) -> None:
         await handle.terminate(reason="its subject is being erased")
     except WorkflowFailureError:
         return  # cancelled (or failed meanwhile): closed, which is what erasure waits for
+
+
+async def _closed(client: Client, run_id: str) -> None:
+    """Wait for a refused run to close (it fails on its own); terminated if it will not."""
+    handle = client.get_workflow_handle(run_id)
+    try:
+        await asyncio.wait_for(handle.result(), CANCEL_WAIT_SECONDS)
+    except TimeoutError:
+        await handle.terminate(reason="its subject is being erased")
+    except (WorkflowFailureError, RPCError):
+        return  # failed as refused (or gone already): closed
 
 
 async def _compare(client: Client, ledger: Ledger, run_id: str) -> str:

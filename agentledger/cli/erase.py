@@ -34,6 +34,8 @@ async def erase(settings: Settings, args: argparse.Namespace) -> int:
     )
     for run_id in done.runs:
         say(f"  {run_id}: {done.verified[run_id]} its Temporal history before; history deleted")
+    for run_id in done.refused:
+        say(f"  {run_id}: its start refused during the erasure (nothing stored); history deleted")
     say(
         "· Temporal removes the deleted histories in the background, within a minute; each "
         "run's own payload key is destroyed already, so no copy of them opens"

@@ -6,15 +6,13 @@ another customer is untouched; bad input is refused by name."""
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
-from temporalio.service import RPCError, RPCStatusCode
 
 from agentledger.domain.fold import project
-from tests._temporal import Harness
+from tests._temporal import Harness, gone
 from tests.e2e.test_backup import _empty, cli
 from tests.workflows.test_refund_run import REQUEST
 
@@ -27,19 +25,6 @@ async def erase(harness: Harness, db: str, *args: str) -> tuple[int, str, str]:
     (the erasure cancels a run it serves)."""
     done = await asyncio.to_thread(cli, harness, "erase", *args, "--database-url", db)
     return done.returncode, done.stdout, done.stderr
-
-
-async def gone(harness: Harness, run_id: str, within: float = 90.0) -> bool:
-    """Whether Temporal has deleted the run's history (the server deletes in the background,
-    about half a minute after it is asked)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            await harness.client.get_workflow_handle(run_id).describe()
-        except RPCError as exc:
-            return exc.status == RPCStatusCode.NOT_FOUND
-        await asyncio.sleep(0.2)
-    return False
 
 
 def all_text(database_url: str) -> bytes:

@@ -88,6 +88,14 @@ class SubjectErased(PayloadRejected):
 
     code = "subject_erased"
 
+    def __init__(self, message: str, refused: tuple[str, str, str] | None = None) -> None:
+        super().__init__(message)
+        self.refused = refused
+        """``(run_id, tenant_id, subject_id)`` of a run whose start this refused."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (str(self), self.refused))
+
 
 class ContentErased(LedgerError):
     """The content asked for was sealed under a subject key that erasure destroyed (or that this

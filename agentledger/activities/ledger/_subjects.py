@@ -91,17 +91,20 @@ class Sealer:
         """The rows to insert: each event's payload sealed under its run's subject key."""
         rows: list[tuple[Any, ...]] = []
         keys: dict[str, str] = {}
-        starting: set[str] = set()
+        starting: dict[str, tuple[str, str]] = {}
         for e in encoded:
-            key_id, cipher = self._key_of_run(conn, e)
-            keys[e.key[0]] = key_id
             if isinstance(e.event, RunStarted):
-                starting.add(e.key[0])
+                principal = e.event.work_order.principal
+                starting[e.key[0]] = (principal.tenant_id, principal.user_id)
+            key_id, cipher = self._key_of_run(conn, e.key[0], starting.get(e.key[0]))
+            keys[e.key[0]] = key_id
             rows.append((*e.row[:6], seal_envelope(cipher, key_id, bytes(e.body))))
         self._check_usable(conn, keys, starting)
         return rows
 
-    def _check_usable(self, conn: Connection, keys: Mapping[str, str], starting: set[str]) -> None:
+    def _check_usable(
+        self, conn: Connection, keys: Mapping[str, str], starting: Mapping[str, tuple[str, str]]
+    ) -> None:
         """Refuse the append where the database, not this process's cache, says a run's key
         may no longer seal (``_usable``). The keys are read under a shared lock, so an erasure
         that marks or destroys them waits for this append, and its log digest includes it."""
@@ -111,7 +114,9 @@ class Sealer:
         )
         if stale:
             self.forget(stale)
-            raise SubjectErased(f"the subject of run {stale[0]} is being erased or was erased")
+            run = stale[0]
+            refused = (run, *starting[run]) if run in starting else None
+            raise SubjectErased(f"the subject of run {run} is being erased or was erased", refused)
 
     def open(self, conn: Connection, texts: Sequence[str]) -> list[str]:
         """The stored payloads in clear (``ContentErased`` if any was sealed under a key that
@@ -158,7 +163,7 @@ class Sealer:
         sealed under the run's key, as its events are: erasure leaves only ciphertext behind,
         in the table and in any old row version."""
         key_id, cipher = self._run_key(conn, run_id)
-        self._check_usable(conn, {run_id: key_id}, set())
+        self._check_usable(conn, {run_id: key_id}, {})
         return seal_envelope(cipher, key_id, body)
 
     def seal_text(self, conn: Connection, run_id: str, text: str) -> str:
@@ -171,12 +176,16 @@ class Sealer:
         """What the read models' writes on ``conn`` seal with."""
         return ReadModelSeal(self, conn)
 
-    def _key_of_run(self, conn: Connection, e: EncodedEvent) -> tuple[str, AESGCM]:
-        run_id = e.key[0]
-        if isinstance(e.event, RunStarted):  # a new run: its subject's key, checked now
-            principal = e.event.work_order.principal
-            subject = (principal.tenant_id, principal.user_id)
-            self._by_run[run_id] = self._subject_key(conn, *subject, starting=True)
+    def _key_of_run(
+        self, conn: Connection, run_id: str, starting: tuple[str, str] | None
+    ) -> tuple[str, AESGCM]:
+        """``starting``: the subject of a new run, whose key is checked now (refused while the
+        subject is being erased, naming the run: ``SubjectErased.refused``)."""
+        if starting is not None:
+            try:
+                self._by_run[run_id] = self._subject_key(conn, *starting, starting=True)
+            except SubjectErased as exc:
+                raise SubjectErased(str(exc), (run_id, *starting)) from None
         return self._run_key(conn, run_id)
 
     def _run_key(self, conn: Connection, run_id: str) -> tuple[str, AESGCM]:

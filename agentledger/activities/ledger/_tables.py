@@ -267,3 +267,16 @@ run_terms = Table(
     Column("term", String(), primary_key=True),
     Index("ix_run_terms_term", "term"),
 )
+
+# Runs whose start an erasure in progress refused (``refusals``): never stored, but Temporal keeps
+# each one's history (its request, sealed under its own payload key) until the erasure finishes,
+# which destroys that key and deletes the history. Ids only, no content.
+refused_starts = Table(
+    "refused_starts",
+    metadata,
+    Column("run_id", String(), primary_key=True),
+    Column("tenant_id", String(), nullable=False),
+    Column("subject_id", String(), nullable=False),
+    Column("refused_at", UTCDateTime, nullable=False),
+    Index("ix_refused_starts_subject", "tenant_id", "subject_id"),
+)

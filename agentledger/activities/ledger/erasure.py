@@ -47,6 +47,7 @@ from agentledger.activities.ledger._tables import (
     erased_runs,
     erasures,
     receipts,
+    refused_starts,
     run_events,
     run_terms,
     runs,
@@ -112,10 +113,17 @@ def begin(ledger: Ledger, tenant_id: str, subject_id: str) -> Begun:
 
 
 def finish(
-    ledger: Ledger, begun: Begun, *, by: str, reason: str, verified: Mapping[str, str]
+    ledger: Ledger,
+    begun: Begun,
+    *,
+    by: str,
+    reason: str,
+    verified: Mapping[str, str],
+    refused: Sequence[str] = (),
 ) -> Erased:
     """Shred, delete and record (see the module); ``verified`` says per run how it compared
-    with Temporal's history just before (``matched``, ``differed`` or ``no history``)."""
+    with Temporal's history just before (``matched``, ``differed`` or ``no history``);
+    ``refused``: runs refused meanwhile (``refusals``), closed now, whose payload keys go too."""
     erasure_id, now = f"era_{uuid.uuid4().hex[:16]}", datetime.now(UTC)
     with ledger.begin() as conn:
         if conn.dialect.name == "sqlite":
@@ -131,6 +139,7 @@ def finish(
             "events": events,
             **drop_derived(conn, begun.runs),
             **forget_subject(conn, tenant, subject),
+            "refused_runs": _forget_refused(conn, refused),
         }
         record = {"erasure_id": erasure_id, "tenant_id": tenant, "erased_by": by,
                   "subject_digest": subject_digest(tenant, subject), "reason": reason,
@@ -192,6 +201,14 @@ def shred_run(
     conn.execute(erased_runs.insert().values(record))
     destroy_workflow_key(conn, run_id)
     return len(rows)
+
+
+def _forget_refused(conn: Connection, run_ids: Sequence[str]) -> int:
+    """Destroy the refused runs' payload keys (what Temporal holds of them opens no more)."""
+    for run_id in run_ids:
+        destroy_workflow_key(conn, run_id)
+    conn.execute(delete(refused_starts).where(refused_starts.c.run_id.in_(run_ids)))
+    return len(run_ids)
 
 
 def drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:

@@ -48,7 +48,7 @@ class RunBase:
         self._contracts = lru_cache(maxsize=256)(self._load_contracts)
 
     def _append(self, events: list[RunEvent]) -> int:
-        with erased_is_final():
+        with erased_is_final(self._ledger):
             appended = self._ledger.append(events)
         _telemetry.log_recorded(events)
         return appended

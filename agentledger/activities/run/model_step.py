@@ -73,7 +73,7 @@ class ModelStepping(RunBase):
         """The outbox and the packet about to be sent, in one transaction (one commit per
         step), both stored before the model is called. Building the packet reads nothing the
         outbox writes, so it may come first."""
-        with erased_is_final(), self._ledger.begin() as conn:
+        with erased_is_final(self._ledger), self._ledger.begin() as conn:
             self._ledger.append_in(conn, params.outbox)
             self._ledger.put_packet_in(
                 conn, packet.packet_hash, params.run_id, params.step, packet.model_dump(mode="json")
