@@ -87,6 +87,23 @@ class ScheduleJournal:
         with self._engine.begin() as conn:
             conn.execute(insert(schedule_journal), row)
 
+    def forget_requests(self, schedule_ids: list[str]) -> int:
+        """Blank the request in every entry of these schedules (their requester was erased):
+        who changed what and when stays, and so does the work order's digest."""
+        query = select(schedule_journal.c.id, schedule_journal.c.definition).where(
+            schedule_journal.c.schedule_id.in_(schedule_ids)
+        )
+        with self._engine.begin() as conn:
+            rows = conn.execute(query).all()
+            for row in rows:
+                definition = {**json.loads(row.definition), "request": ""}
+                conn.execute(
+                    update(schedule_journal)
+                    .where(schedule_journal.c.id == row.id)
+                    .values(definition=json.dumps(definition, sort_keys=True, default=str))
+                )
+        return len(rows)
+
     def history(self, schedule_id: str) -> list[ScheduleChange]:
         query = (
             select(schedule_journal)

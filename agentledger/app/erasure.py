@@ -4,13 +4,17 @@
 In order, so that nothing is half-erased:
 
 1. ``activities.ledger.erasure.begin``: the subject's key is marked ``erasing``; from then on no
-   run of theirs starts (one started meanwhile is refused, never half-erased), while the runs
-   already stored may still record how they end.
-2. Their runs in flight are cancelled (Temporal cancellation: each records how it ended),
-   and each run's ledger projection is compared with its Temporal history, as ``verify`` does.
-3. ``activities.ledger.erasure.finish``: the ledger's content is shredded and the erasure
-   recorded, in the ledger and in the erasure register outside it (``app.erasure_register``).
-4. Each run's Temporal history is deleted: the server holds no byte of it any more.
+   run of theirs starts (one started meanwhile is refused, never half-erased, and noted:
+   ``activities.ledger.refusals``), while the runs already stored may still record how they end.
+2. Their schedules are deleted (no firing starts a run of theirs again) and their requests
+   blanked in the schedule journal; their runs in flight are cancelled (Temporal cancellation:
+   each records how it ended); the runs refused meanwhile, and the schedule firings that started
+   their runs, are waited for to close; each run's ledger projection is compared with its
+   Temporal history, as ``verify`` does.
+3. ``activities.ledger.erasure.finish``: the ledger's content is shredded, every payload key of
+   theirs destroyed, and the erasure recorded, in the ledger and in the erasure register outside
+   it (``app.erasure_register``).
+4. Each of those workflows' Temporal history is deleted: the server holds no byte of it any more.
 
 Erasing is resumable: a second ``erase`` after an interrupted one finishes it.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from temporalio.api.common.v1 import WorkflowExecution
@@ -26,13 +31,15 @@ from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError, RPCStatusCode
 
+from agentledger.activities.doors import ScheduleJournal
 from agentledger.activities.ledger import ContentErased, Ledger, erasure, erasure_log, refusals
 from agentledger.activities.ledger.erasure_log import ErasedRun, subject_digest
-from agentledger.app import erasure_register
+from agentledger.app import erasure_register, schedules
 from agentledger.app.errors import NotFound, Refused
 from agentledger.app.history import recorded_state
 from agentledger.domain.fold import project
 from agentledger.domain.principal import Principal
+from agentledger.workflows import firing_of
 
 __all__ = [
     "ERASER_ROLE", "ContentErased", "ErasedCheck", "Erasure", "erase", "erased_check",
@@ -87,6 +94,8 @@ class Erasure:
     affected: dict[str, int]
     refused: tuple[str, ...] = ()
     """Runs whose start the erasure refused: their payload keys destroyed, histories deleted."""
+    schedules: tuple[str, ...] = ()
+    """The subject's schedules, by name, deleted."""
 
 
 async def erase(
@@ -113,21 +122,52 @@ async def erase(
         raise NotFound(str(exc)) from None
     except erasure.AlreadyErased as exc:
         raise Refused(str(exc), "already_erased") from None
-    for run_id in begun.live:
-        await _cancel(client, run_id)
-    refused = refusals.of_subject(ledger, by.tenant_id, subject_id)
-    for run_id in refused:  # failing on their own: closed before their payload keys go
-        await _closed(client, run_id)
+    stopped = await _stop_schedules(client, ledger, begun, by.user_id)
+    refused, firings = await _close_out(client, ledger, begun)
     verified = {run_id: await _compare(client, ledger, run_id) for run_id in begun.runs}
+    scheduled = (*(schedules.schedule_id(name) for name in stopped), *firings)
     erased = erasure.finish(
-        ledger, begun, by=by.user_id, reason=reason, verified=verified, refused=refused
-    )
+        ledger, begun, by=by.user_id, reason=reason, verified=verified, refused=refused,
+        scheduled=scheduled,
+    )  # fmt: skip
     if register is not None:
         erasure_register.record(register, erased, subject_digest(by.tenant_id, subject_id))
-    for run_id in (*begun.runs, *refused):
-        await _delete_history(client, run_id)
+    for workflow_id in (*begun.runs, *refused, *firings):
+        await _delete_history(client, workflow_id)
     affected = dict(erased.affected)
-    return Erasure(erased.erasure_id, begun.runs, begun.live, verified, affected, refused)
+    return Erasure(erased.erasure_id, begun.runs, begun.live, verified, affected, refused, stopped)
+
+
+async def _stop_schedules(
+    client: Client, ledger: Ledger, begun: erasure.Begun, by: str
+) -> tuple[str, ...]:
+    """Delete the subject's schedules and blank their requests in the schedule journal."""
+    subject = ledger.get_principal(begun.subject_id)
+    if subject is not None and subject.tenant_id != begun.tenant_id:
+        return ()  # the directory's user of that id is another tenant's
+    theirs = tuple(
+        summary.definition.name
+        for summary in await schedules.listed(client)
+        if summary.definition.principal == begun.subject_id
+    )
+    for name in theirs:
+        await schedules.change(client, ledger, name, "deleted", by, datetime.now(UTC))
+    ScheduleJournal(ledger.engine).forget_requests([schedules.schedule_id(n) for n in theirs])
+    return theirs
+
+
+async def _close_out(
+    client: Client, ledger: Ledger, begun: erasure.Begun
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Cancel the subject's runs in flight; wait for the runs refused meanwhile and the
+    firings that started their runs to close, before their payload keys go."""
+    for run_id in begun.live:
+        await _cancel(client, run_id)
+    refused = refusals.of_subject(ledger, begun.tenant_id, begun.subject_id)
+    firings = tuple(f for run_id in begun.runs if (f := firing_of(run_id)) is not None)
+    for workflow_id in (*refused, *firings):
+        await _closed(client, workflow_id)
+    return refused, firings
 
 
 async def _cancel(client: Client, run_id: str) -> None:
@@ -143,7 +183,8 @@ async def _cancel(client: Client, run_id: str) -> None:
 
 
 async def _closed(client: Client, run_id: str) -> None:
-    """Wait for a refused run to close (it fails on its own); terminated if it will not."""
+    """Wait for a workflow that ends on its own (a refused run, a firing) to close; terminated
+    if it will not."""
     handle = client.get_workflow_handle(run_id)
     try:
         await asyncio.wait_for(handle.result(), CANCEL_WAIT_SECONDS)

@@ -34,6 +34,8 @@ async def erase(settings: Settings, args: argparse.Namespace) -> int:
     )
     for run_id in done.runs:
         say(f"  {run_id}: {done.verified[run_id]} its Temporal history before; history deleted")
+    for name in done.schedules:
+        say(f"  schedule {name}: deleted (it ran as them); its requests blanked in the journal")
     for run_id in done.refused:
         say(f"  {run_id}: its start refused during the erasure (nothing stored); history deleted")
     say(

@@ -15,7 +15,12 @@ from agentledger.workflows.messages import (
     SteerOrder,
     SteerResult,
 )
-from agentledger.workflows.scheduled import SCHEDULED_RUN, ScheduledRunWorkflow, scheduled_run_id
+from agentledger.workflows.scheduled import (
+    SCHEDULED_RUN,
+    ScheduledRunWorkflow,
+    firing_of,
+    scheduled_run_id,
+)
 
 __all__ = [
     "SCHEDULED_RUN",
@@ -33,5 +38,6 @@ __all__ = [
     "ScheduledRunWorkflow",
     "SteerOrder",
     "SteerResult",
+    "firing_of",
     "scheduled_run_id",
 ]

@@ -11,13 +11,14 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 from temporalio.service import RPCError
 
 from agentledger.activities.doors import ScheduleJournal
 from agentledger.activities.ledger import RunRow
-from agentledger.activities.ledger._tables import principals
+from agentledger.activities.ledger._tables import payload_keys, principals
 from agentledger.app import schedules
+from agentledger.app.erasure import erase
 from agentledger.app.registry import get_pack
 from agentledger.app.schedules import InvalidSchedule, ScheduleDefinition
 from agentledger.domain.events import RunFailed
@@ -178,3 +179,31 @@ def test_a_duration_that_is_not_one_is_refused_by_name(text: str) -> None:
 def test_a_schedule_name_that_could_not_be_an_id_is_refused() -> None:
     with pytest.raises(InvalidSchedule, match="lower case"):
         schedules.schedule_id("Monday Report")
+
+
+async def test_erasing_the_requester_deletes_their_schedule_and_its_firings_keys(
+    harness: Harness, name: str
+) -> None:
+    """No firing starts a run of theirs again, the journal keeps who changed what but not their
+    request, and each firing's own payload key (its input held the request) is destroyed."""
+    ledger = harness.runtime.ledger
+    await schedules.add(
+        harness.client, ledger, harness.settings.task_queue,
+        _definition(name, principal="usr_88", every="2s"), _work_order(harness, "usr_88"),
+    )  # fmt: skip
+    fired = await _runs_of(harness, name, at_least=1)
+
+    done = await erase(
+        harness.client, ledger, "usr_88", by=harness.principal("dpo_1"), reason="r", register=None
+    )
+
+    assert done.schedules == (name,) and done.affected["scheduled_keys"] >= 1
+    assert name not in {s.definition.name for s in await schedules.listed(harness.client)}
+    journal = ScheduleJournal(ledger.engine).history(schedules.schedule_id(name))
+    assert [c.action for c in journal] == ["created", "deleted"]
+    assert {c.definition["request"] for c in journal} == {""} and journal[1].by == "dpo_1"
+    sid = schedules.schedule_id(name)  # the schedule's input, then each firing's own payloads
+    with ledger.engine.connect() as conn:
+        keys = dict(conn.execute(select(payload_keys.c.workflow_id, payload_keys.c.wrapped)).all())
+    assert keys[sid] is None and fired
+    assert all(wrapped is None for workflow, wrapped in keys.items() if workflow.startswith(sid))

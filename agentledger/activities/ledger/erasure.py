@@ -120,10 +120,11 @@ def finish(
     reason: str,
     verified: Mapping[str, str],
     refused: Sequence[str] = (),
+    scheduled: Sequence[str] = (),
 ) -> Erased:
     """Shred, delete and record (see the module); ``verified`` says per run how it compared
-    with Temporal's history just before (``matched``, ``differed`` or ``no history``);
-    ``refused``: runs refused meanwhile (``refusals``), closed now, whose payload keys go too."""
+    with Temporal's history just before (``matched``, ``differed`` or ``no history``); the
+    payload keys of ``refused`` and ``scheduled`` go too (``_forget_workflows``)."""
     erasure_id, now = f"era_{uuid.uuid4().hex[:16]}", datetime.now(UTC)
     with ledger.begin() as conn:
         if conn.dialect.name == "sqlite":
@@ -139,7 +140,7 @@ def finish(
             "events": events,
             **drop_derived(conn, begun.runs),
             **forget_subject(conn, tenant, subject),
-            "refused_runs": _forget_refused(conn, refused),
+            **_forget_workflows(conn, refused, scheduled),
         }
         record = {"erasure_id": erasure_id, "tenant_id": tenant, "erased_by": by,
                   "subject_digest": subject_digest(tenant, subject), "reason": reason,
@@ -203,12 +204,18 @@ def shred_run(
     return len(rows)
 
 
-def _forget_refused(conn: Connection, run_ids: Sequence[str]) -> int:
-    """Destroy the refused runs' payload keys (what Temporal holds of them opens no more)."""
-    for run_id in run_ids:
+def _forget_workflows(
+    conn: Connection, refused: Sequence[str], scheduled: Sequence[str]
+) -> dict[str, int]:
+    """Destroy the payload keys of the subject's other workflows, closed or deleted now, so
+    what Temporal holds of them opens no more: ``refused``, the runs refused at their start
+    while the erasure ran (``refusals``), and ``scheduled``, the subject's schedules (whose
+    standing input holds their request) and the firings that started their runs."""
+    for run_id in refused:
         destroy_workflow_key(conn, run_id)
-    conn.execute(delete(refused_starts).where(refused_starts.c.run_id.in_(run_ids)))
-    return len(run_ids)
+    conn.execute(delete(refused_starts).where(refused_starts.c.run_id.in_(refused)))
+    destroyed = sum(destroy_workflow_key(conn, workflow_id) for workflow_id in scheduled)
+    return {"refused_runs": len(refused), "scheduled_keys": destroyed}
 
 
 def drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:

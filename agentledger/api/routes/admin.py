@@ -96,6 +96,8 @@ async def erase_subject(ctx: Ctx, caller: Who, subject_id: Name, body: ErasureBo
         "erasure_id": done.erasure_id,
         "runs": {run_id: done.verified[run_id] for run_id in done.runs},
         "cancelled": list(done.cancelled),
+        "refused": list(done.refused),
+        "schedules_deleted": list(done.schedules),
         "affected": done.affected,
         "by": caller.subject,
     }
