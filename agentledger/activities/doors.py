@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import (
     Column,
+    Connection,
     Engine,
     Integer,
     MetaData,
@@ -25,6 +26,7 @@ from sqlalchemy import (
     Table,
     Text,
     insert,
+    inspect,
     select,
     update,
 )
@@ -87,23 +89,6 @@ class ScheduleJournal:
         with self._engine.begin() as conn:
             conn.execute(insert(schedule_journal), row)
 
-    def forget_requests(self, schedule_ids: list[str]) -> int:
-        """Blank the request in every entry of these schedules (their requester was erased):
-        who changed what and when stays, and so does the work order's digest."""
-        query = select(schedule_journal.c.id, schedule_journal.c.definition).where(
-            schedule_journal.c.schedule_id.in_(schedule_ids)
-        )
-        with self._engine.begin() as conn:
-            rows = conn.execute(query).all()
-            for row in rows:
-                definition = {**json.loads(row.definition), "request": ""}
-                conn.execute(
-                    update(schedule_journal)
-                    .where(schedule_journal.c.id == row.id)
-                    .values(definition=json.dumps(definition, sort_keys=True, default=str))
-                )
-        return len(rows)
-
     def history(self, schedule_id: str) -> list[ScheduleChange]:
         query = (
             select(schedule_journal)
@@ -116,6 +101,25 @@ class ScheduleJournal:
             ScheduleChange(r.at, r.schedule_id, r.action, r.by, json.loads(r.definition))
             for r in rows
         ]
+
+
+def forget_requests(conn: Connection, principal_id: str) -> dict[str, int]:
+    """Blank the request in every journal entry of the schedules that ran as ``principal_id``
+    (in an erasure's transaction): who changed what and when stays, and so does the work
+    order's digest."""
+    if not inspect(conn).has_table(schedule_journal.name):
+        return {"schedule_entries": 0}
+    rows = conn.execute(select(schedule_journal.c.id, schedule_journal.c.definition)).all()
+    entries = [(r.id, json.loads(r.definition)) for r in rows]
+    theirs = [(i, d) for i, d in entries if d.get("principal") == principal_id and d.get("request")]
+    for entry_id, definition in theirs:
+        blank = json.dumps({**definition, "request": ""}, sort_keys=True, default=str)
+        conn.execute(
+            update(schedule_journal)
+            .where(schedule_journal.c.id == entry_id)
+            .values(definition=blank)
+        )
+    return {"schedule_entries": len(theirs)}
 
 
 WORK_ORDER_DIGEST = "work_order_digest"

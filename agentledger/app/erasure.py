@@ -31,7 +31,6 @@ from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentledger.activities.doors import ScheduleJournal
 from agentledger.activities.ledger import ContentErased, Ledger, erasure, erasure_log, refusals
 from agentledger.activities.ledger.erasure_log import ErasedRun, subject_digest
 from agentledger.app import erasure_register, schedules
@@ -141,7 +140,7 @@ async def erase(
 async def _stop_schedules(
     client: Client, ledger: Ledger, begun: erasure.Begun, by: str
 ) -> tuple[str, ...]:
-    """Delete the subject's schedules and blank their requests in the schedule journal."""
+    """Delete the subject's schedules (``finish`` blanks their requests in the journal)."""
     subject = ledger.get_principal(begun.subject_id)
     if subject is not None and subject.tenant_id != begun.tenant_id:
         return ()  # the directory's user of that id is another tenant's
@@ -152,7 +151,6 @@ async def _stop_schedules(
     )
     for name in theirs:
         await schedules.change(client, ledger, name, "deleted", by, datetime.now(UTC))
-    ScheduleJournal(ledger.engine).forget_requests([schedules.schedule_id(n) for n in theirs])
     return theirs
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Text, cast, func, select, update
 
+from agentledger.activities.doors import ScheduleJournal
 from agentledger.activities.ledger import (
     ContentErased,
     Ledger,
@@ -280,3 +281,21 @@ def test_a_request_stored_in_clear_is_found_by_any_part_of_a_word(ledger: Ledger
     ledger.append(refund_run().events)
     for text in ("ORD_4821", "arrive", "rd_48"):
         assert [r.run_id for r in ledger.search_runs(RunFilter(text=text))] == ["run-1"], text
+
+
+def test_an_erasure_blanks_the_requests_of_the_schedules_that_ran_as_the_subject(
+    sealed: Ledger,
+) -> None:
+    """In the erasure's own transaction, so a restored backup's re-erasure blanks them too."""
+    sealed.append(refund_run().events)
+    journal = ScheduleJournal(sealed.engine)
+    for sid, who in (("s-73", "usr_73"), ("s-88", "usr_88")):
+        journal.record(sid, "created", "ops", T0, {"principal": who, "request": REQUEST})
+
+    done = erasure.finish(
+        sealed, erasure.begin(sealed, "acme", "usr_73"), by="d", reason="r", verified={}
+    )
+
+    assert done.affected["schedule_entries"] == 1
+    assert [c.definition["request"] for c in journal.history("s-73")] == [""]
+    assert [c.definition["request"] for c in journal.history("s-88")] == [REQUEST]

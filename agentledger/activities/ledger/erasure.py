@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, delete, func, select, union, update
 
 from agentledger.activities.ledger import Ledger, LedgerError
+from agentledger.activities.ledger._closing import forget_schedules, forget_workflows
 from agentledger.activities.ledger._payload_keys import destroy_workflow_key
 from agentledger.activities.ledger._subjects import (
     SEALED,
@@ -47,7 +48,6 @@ from agentledger.activities.ledger._tables import (
     erased_runs,
     erasures,
     receipts,
-    refused_starts,
     run_events,
     run_terms,
     runs,
@@ -124,7 +124,7 @@ def finish(
 ) -> Erased:
     """Shred, delete and record (see the module); ``verified`` says per run how it compared
     with Temporal's history just before (``matched``, ``differed`` or ``no history``); the
-    payload keys of ``refused`` and ``scheduled`` go too (``_forget_workflows``)."""
+    payload keys of ``refused`` and ``scheduled`` go too (``_closing.forget_workflows``)."""
     erasure_id, now = f"era_{uuid.uuid4().hex[:16]}", datetime.now(UTC)
     with ledger.begin() as conn:
         if conn.dialect.name == "sqlite":
@@ -140,18 +140,24 @@ def finish(
             "events": events,
             **drop_derived(conn, begun.runs),
             **forget_subject(conn, tenant, subject),
-            **_forget_workflows(conn, refused, scheduled),
+            **forget_schedules(conn, tenant, subject),
+            **forget_workflows(conn, refused, scheduled),
         }
         record = {"erasure_id": erasure_id, "tenant_id": tenant, "erased_by": by,
                   "subject_digest": subject_digest(tenant, subject), "reason": reason,
                   "erased_at": now, "affected": affected}  # fmt: skip
         conn.execute(erasures.insert().values(record))
-    if ledger.engine.dialect.name == "sqlite":  # the WAL's copies of the old pages, gone
-        with ledger.engine.connect() as conn:
-            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    _checkpoint(ledger)
     if ledger.sealer is not None:
         ledger.sealer.forget(begun.runs)
     return Erased(erasure_id, now, begun.runs, affected, key_ids)
+
+
+def _checkpoint(ledger: Ledger) -> None:
+    """SQLite: the WAL's copies of the old pages, gone."""
+    if ledger.engine.dialect.name == "sqlite":
+        with ledger.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def unerased(
@@ -202,20 +208,6 @@ def shred_run(
     conn.execute(erased_runs.insert().values(record))
     destroy_workflow_key(conn, run_id)
     return len(rows)
-
-
-def _forget_workflows(
-    conn: Connection, refused: Sequence[str], scheduled: Sequence[str]
-) -> dict[str, int]:
-    """Destroy the payload keys of the subject's other workflows, closed or deleted now, so
-    what Temporal holds of them opens no more: ``refused``, the runs refused at their start
-    while the erasure ran (``refusals``), and ``scheduled``, the subject's schedules (whose
-    standing input holds their request) and the firings that started their runs."""
-    for run_id in refused:
-        destroy_workflow_key(conn, run_id)
-    conn.execute(delete(refused_starts).where(refused_starts.c.run_id.in_(refused)))
-    destroyed = sum(destroy_workflow_key(conn, workflow_id) for workflow_id in scheduled)
-    return {"refused_runs": len(refused), "scheduled_keys": destroyed}
 
 
 def drop_derived(conn: Connection, run_ids: Sequence[str]) -> dict[str, int]:
