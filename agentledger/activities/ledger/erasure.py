@@ -10,9 +10,11 @@ then on (``SubjectErased``), and names the subject's runs. ``finish``, in one tr
   over the event's exact JSON kept, so the log keeps its structure and digests; destroys each
   run's Temporal payload key (``_payload_keys``), so no copy of its history opens either;
 - records each run's log digest (``erased_runs``), to be checked against later (``verify``);
-- deletes what is derived from the content: packets, full tool outputs, answer streams, the
-  subject's memories and memory caches; blanks the read models' text, idempotency keys and
-  receipt ids;
+- deletes what is derived from the content: packets, full tool outputs, answer streams, search
+  digests, the subject's memories and memory caches; blanks the read models' text, idempotency
+  keys and receipt ids, and the requests of the schedules that ran as the subject;
+- destroys the payload keys of the subject's other workflows (``_closing``): runs refused at
+  their start meanwhile, their schedules and the firings that started their runs;
 - records the erasure (``erasures``): who, when, why, what was affected, the subject named by a
   digest only.
 
