@@ -93,10 +93,11 @@ class Sealer:
         keys: dict[str, str] = {}
         starting: dict[str, tuple[str, str]] = {}
         for e in encoded:
-            if isinstance(e.event, RunStarted):
+            subject = None
+            if isinstance(e.event, RunStarted):  # a new run: its subject's key, checked now
                 principal = e.event.work_order.principal
-                starting[e.key[0]] = (principal.tenant_id, principal.user_id)
-            key_id, cipher = self._key_of_run(conn, e.key[0], starting.get(e.key[0]))
+                subject = starting[e.key[0]] = (principal.tenant_id, principal.user_id)
+            key_id, cipher = self._key_of_run(conn, e.key[0], subject)
             keys[e.key[0]] = key_id
             rows.append((*e.row[:6], seal_envelope(cipher, key_id, bytes(e.body))))
         self._check_usable(conn, keys, starting)
