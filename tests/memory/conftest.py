@@ -83,3 +83,17 @@ def remember(
 def scalar(store: MemoryStore, sql: str, **params: object) -> object:
     with store.engine.connect() as conn:
         return conn.execute(text(sql), params).scalar()
+
+
+def remember_convention(store: MemoryStore, text: str) -> None:
+    """A tenant-wide memory (no user: no one's personal data), published by the curator."""
+    convention = proposal(
+        "mem_conv",
+        {"convention": text},
+        CURATOR,
+        category="project_convention",
+        writer="curator",
+        evidence=("doc:returns-2026-08#refund-method",),
+        user_scoped=False,
+    )
+    store.approve(store.propose(convention, CURATOR, NOW).record.memory_id, CURATOR, NOW)  # type: ignore[union-attr]

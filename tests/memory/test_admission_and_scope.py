@@ -8,7 +8,14 @@ from agentledger.activities.memory import MemoryStore
 from agentledger.domain.memory import as_context_item
 from agentledger.packs.support.steps import DRAFT_ANSWER
 from bench.context_fixtures import CUSTOMER, NOW, build, candidates, state_after
-from tests.memory.conftest import CURATOR, GLOBEX_USER, OTHER_CUSTOMER, proposal, remember
+from tests.memory.conftest import (
+    CURATOR,
+    GLOBEX_USER,
+    OTHER_CUSTOMER,
+    proposal,
+    remember,
+    remember_convention,
+)
 
 
 def summary_proposal() -> object:
@@ -50,16 +57,7 @@ def test_another_tenants_or_users_memory_never_appears(store: MemoryStore) -> No
     remember(store, "mem_73", "language", "en")
     remember(store, "mem_88", "language", "es", OTHER_CUSTOMER)
     remember(store, "mem_globex", "language", "fr", GLOBEX_USER)
-    convention = proposal(
-        "mem_conv",
-        {"convention": "refunds go to the original payment method"},
-        CURATOR,
-        category="project_convention",
-        writer="curator",
-        evidence=("doc:returns-2026-08#refund-method",),
-        user_scoped=False,
-    )
-    store.approve(store.propose(convention, CURATOR, NOW).record.memory_id, CURATOR, NOW)  # type: ignore[union-attr]
+    remember_convention(store, "refunds go to the original payment method")
 
     for query in ("", "language", "language es fr refunds"):
         seen = {h.item.id for h in store.retrieve(CUSTOMER, NOW, query=query).hits}

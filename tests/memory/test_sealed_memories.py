@@ -17,7 +17,7 @@ from agentledger.activities.memory._sealing import MemorySeal
 from agentledger.activities.memory._tables import cache, records, summaries
 from bench.context_fixtures import CUSTOMER, NOW
 from tests.contract._ring import RING
-from tests.memory.conftest import CURATOR, OTHER_CUSTOMER, proposal, remember
+from tests.memory.conftest import OTHER_CUSTOMER, remember, remember_convention
 
 WORDS = ("lisbon", "warehouse", "refunds")
 
@@ -36,27 +36,15 @@ def _stored(ledger: Ledger) -> dict[str, tuple[str, Any]]:
         return {m: (text, record) for m, text, record in conn.execute(query)}
 
 
-def _convention(store: MemoryStore) -> None:
-    """A tenant-wide memory: no one's personal data, kept in clear."""
-    convention = proposal(
-        "mem_conv",
-        {"convention": "refunds from the lisbon warehouse go to the original payment method"},
-        CURATOR,
-        category="project_convention",
-        writer="curator",
-        evidence=("doc:returns-2026-08#refund-method",),
-        user_scoped=False,
-    )
-    store.approve(store.propose(convention, CURATOR, NOW).record.memory_id, CURATOR, NOW)  # type: ignore[union-attr]
-
-
 def test_a_customers_memory_is_stored_sealed_and_found_by_its_words(
     sealed: tuple[Ledger, MemoryStore],
 ) -> None:
     ledger, store = sealed
     remember(store, "mem_73", "delivery", "Lisbon warehouse refunds")
     remember(store, "mem_88", "delivery", "Lisbon warehouse refunds", OTHER_CUSTOMER)
-    _convention(store)
+    remember_convention(
+        store, "refunds from the lisbon warehouse go to the original payment method"
+    )
 
     stored = _stored(ledger)
     for memory_id in ("mem_73", "mem_88"):
