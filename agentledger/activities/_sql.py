@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import MetaData, Table, text
@@ -68,12 +69,26 @@ def insert_for(dialect_name: str, table: Table) -> Any:
 def upsert(conn: Connection, table: Table, row: dict[str, Any], key: Sequence[str]) -> None:
     """Insert ``row``, or overwrite the one with the same ``key``: concurrent writers of one key
     both succeed (the last one wins) instead of one failing on the unique index."""
-    stmt = insert_for(conn.dialect.name, table).values(row)
-    changed = {c: stmt.excluded[c] for c in row if c not in key}
-    conn.execute(stmt.on_conflict_do_update(index_elements=list(key), set_=changed))
+    conn.execute(_upsert(conn.dialect.name, table, tuple(row), tuple(key)), row)
 
 
 def insert_missing(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
     """Insert the rows not already there (by any unique index)."""
     if rows:
-        conn.execute(insert_for(conn.dialect.name, table).on_conflict_do_nothing(), list(rows))
+        conn.execute(_insert_missing(conn.dialect.name, table), list(rows))
+
+
+# The statements are built once per shape: one reused keeps SQLAlchemy's cache key memoised,
+# where one built per call is constructed and keyed again, which costs more than running it.
+
+
+@lru_cache(maxsize=256)
+def _upsert(dialect_name: str, table: Table, columns: tuple[str, ...], key: tuple[str, ...]) -> Any:
+    statement = insert_for(dialect_name, table)
+    changed = {c: statement.excluded[c] for c in columns if c not in key}
+    return statement.on_conflict_do_update(index_elements=list(key), set_=changed)
+
+
+@lru_cache(maxsize=128)
+def _insert_missing(dialect_name: str, table: Table) -> Any:
+    return insert_for(dialect_name, table).on_conflict_do_nothing()

@@ -26,9 +26,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
-import dataclasses
 import json
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,9 +40,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Engine
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import (
-    DataConverter,
     PayloadCodec,
     SerializationContext,
     WithSerializationContext,
@@ -229,22 +228,29 @@ def payload_codec(settings: Settings) -> EncryptionCodec | None:
     return EncryptionCodec(ring, reload=lambda: KeyRing.from_file(path), workflows=workflows)
 
 
-_ENGINES: dict[str, Engine] = {}
+_ENGINES: OrderedDict[str, Engine] = OrderedDict()
+ENGINES_HELD = 4
+_ENGINES_LOCK = threading.Lock()
 
 
 def _ledger_engine(settings: Settings) -> Callable[[], Engine]:
     """The ledger's database, where workflows' payload keys live: connected to only when a
-    payload needs a key this process does not hold yet, and never kept connected."""
+    payload needs a key this process does not hold yet. Pooled (a fresh connection per new
+    workflow cost more than sealing its payloads), and a process keeps the engines of its last
+    ``ENGINES_HELD`` ledgers, the older ones disposed."""
     url = settings.ledger_url
 
     def engine() -> Engine:
-        if url not in _ENGINES:
-            if (missing := settings.missing_ledger) is not None:
-                raise PayloadKeyMissing(
-                    f"no ledger at {missing}, where workflows' payload keys are kept"
-                )
-            _ENGINES[url] = build_engine(url, pooled=False)
-        return _ENGINES[url]
+        with _ENGINES_LOCK:  # the codec looks keys up on worker threads
+            if url not in _ENGINES:
+                if (missing := settings.missing_ledger) is not None:
+                    raise PayloadKeyMissing(
+                        f"no ledger at {missing}, where workflows' payload keys are kept"
+                    )
+                _ENGINES[url] = build_engine(url)
+                while len(_ENGINES) > ENGINES_HELD:
+                    _ENGINES.popitem(last=False)[1].dispose()
+            return _ENGINES[url]
 
     return engine
 
@@ -266,11 +272,3 @@ def _ring(settings: Settings) -> KeyRing:
     if settings.temporal_security.payload_keys is None:
         return KeyRing.local(settings.data_dir)  # made on first use
     return KeyRing.from_file(ring_path(settings))
-
-
-def data_converter(settings: Settings) -> DataConverter:
-    """The pydantic converter, with the payload codec unless it is off."""
-    codec = payload_codec(settings)
-    if codec is None:
-        return pydantic_data_converter
-    return dataclasses.replace(pydantic_data_converter, payload_codec=codec)

@@ -14,7 +14,7 @@ from temporalio.service import TLSConfig
 
 from agentledger.app.config import Settings, TemporalSecurity
 from agentledger.app.errors import ConfigError, ServerUnavailable
-from agentledger.app.payloads import data_converter
+from agentledger.app.payload_converter import data_converter
 from agentledger.app.temporal_tls import connection_refusal
 
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import Connection, Insert, Table, Text, cast, select
+from sqlalchemy import Connection, Table, Text, cast, select
 
-from agentledger.activities._sql import insert_for
+from agentledger.activities._sql import insert_for, insert_missing
 from agentledger.activities.ledger._base import LedgerBase
 from agentledger.activities.ledger._codec import check_ids, encode_body, loads
 from agentledger.activities.ledger._tables import (
@@ -164,19 +163,11 @@ class ContentStore(LedgerBase):
         if self.sealer is not None and table.name in _OF_A_RUN:
             encoded = self.sealer.seal_body(conn, row["run_id"], bytes(encoded))
         row["body"] = encoded
-        conn.execute(_insert_or_ignore(conn.dialect.name, table), row)
+        insert_missing(conn, table, [row])
 
     def _get(self, table: Table, key: Any, value: str) -> Any | None:
         with self._reading() as conn:
             return conn.execute(select(table.c.body).where(key == value)).scalar_one_or_none()
-
-
-@lru_cache(maxsize=32)
-def _insert_or_ignore(dialect: str, table: Table) -> Insert:
-    """Built once per table: a statement object reused keeps SQLAlchemy's cache key memoised,
-    where a new one per put is rebuilt and re-keyed on every call."""
-    statement: Insert = insert_for(dialect, table).on_conflict_do_nothing()
-    return statement
 
 
 def _principal(row: Any) -> Principal:

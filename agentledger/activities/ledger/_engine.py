@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.pool import NullPool, StaticPool
+from sqlalchemy.pool import StaticPool
 
 from agentledger.activities.ledger._codec import dumps, dumps_str, loads
 from agentledger.activities.ledger._errors import LedgerUnavailable
@@ -26,22 +26,18 @@ POSTGRES_CONNECT_TIMEOUT_S = 5
 _SYNCHRONOUS = frozenset({"OFF", "NORMAL", "FULL", "EXTRA"})
 
 
-def build_engine(
-    url: str | URL, *, sqlite_synchronous: str = "FULL", echo: bool = False, pooled: bool = True
-) -> Engine:
-    """``pooled=False``: every use connects afresh and closes (a process's rare lookups hold no
-    connection between them, so they never keep a database from being dropped)."""
+def build_engine(url: str | URL, *, sqlite_synchronous: str = "FULL", echo: bool = False) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if sqlite_synchronous.upper() not in _SYNCHRONOUS:
             raise ValueError(f"sqlite_synchronous must be one of {sorted(_SYNCHRONOUS)}")
-        return _sqlite_engine(parsed, sqlite_synchronous.upper(), echo, pooled)
+        return _sqlite_engine(parsed, sqlite_synchronous.upper(), echo)
     if parsed.get_backend_name() == "postgresql":
-        return _postgres_engine(parsed, echo, pooled)
+        return _postgres_engine(parsed, echo)
     raise ValueError(f"unsupported ledger database {redact(parsed)}; use sqlite or postgresql")
 
 
-def _sqlite_engine(url: URL, synchronous: str, echo: bool, pooled: bool) -> Engine:
+def _sqlite_engine(url: URL, synchronous: str, echo: bool) -> Engine:
     in_memory = url.database in (None, "", ":memory:")
     engine = create_engine(
         url,
@@ -49,7 +45,7 @@ def _sqlite_engine(url: URL, synchronous: str, echo: bool, pooled: bool) -> Engi
         json_serializer=dumps_str,
         json_deserializer=loads,
         # An in-memory database exists per connection: share one, for single-threaded tests only.
-        poolclass=StaticPool if in_memory else (None if pooled else NullPool),
+        poolclass=StaticPool if in_memory else None,
         connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
     )
 
@@ -72,18 +68,15 @@ def _sqlite_engine(url: URL, synchronous: str, echo: bool, pooled: bool) -> Engi
     return engine
 
 
-def _postgres_engine(url: URL, echo: bool, pooled: bool) -> Engine:
-    pool: dict[str, Any] = (
-        {"pool_pre_ping": True, "pool_size": 5, "max_overflow": 10}
-        if pooled
-        else {"poolclass": NullPool}
-    )
+def _postgres_engine(url: URL, echo: bool) -> Engine:
     return create_engine(
         url,
         echo=echo,
         json_serializer=dumps,
         json_deserializer=loads,
-        **pool,
+        pool_pre_ping=True,
+        pool_size=5,
+        max_overflow=10,
         connect_args={
             "connect_timeout": POSTGRES_CONNECT_TIMEOUT_S,
             "application_name": "agentledger",

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from threading import Lock
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from sqlalchemy import Connection, Engine, select, update
+from sqlalchemy import Connection, Engine, bindparam, select, update
 
-from agentledger.activities._sql import WRITE_OPTIONS, insert_for
+from agentledger.activities._sql import WRITE_OPTIONS, insert_missing
 from agentledger.activities.ledger._errors import ContentErased
 from agentledger.activities.ledger._ring import KeyWrap, Ring
 from agentledger.activities.ledger._tables import erased_runs, payload_keys
@@ -28,6 +28,15 @@ from agentledger.activities.ledger._tables import erased_runs, payload_keys
 CACHED = 4096
 HELD_SECONDS = 60.0
 PREFIX = "wk_"
+
+_OF_WORKFLOW = select(payload_keys.c.key_id, payload_keys.c.kek_id, payload_keys.c.wrapped).where(
+    payload_keys.c.workflow_id == bindparam("workflow_id")
+)
+_BY_ID = select(payload_keys.c.workflow_id, payload_keys.c.kek_id, payload_keys.c.wrapped).where(
+    payload_keys.c.key_id == bindparam("key_id")
+)
+_SHREDDED = select(erased_runs.c.run_id).where(erased_runs.c.run_id == bindparam("run_id"))
+"""Built once (every new workflow asks): building a statement costs more than running it."""
 
 
 class PayloadKeyGone(ContentErased):
@@ -81,9 +90,8 @@ class WorkflowKeys:
 
     def opening(self, key_id: str) -> AESGCM:
         """The cipher of the key ``key_id`` (blocking); ``PayloadKeyGone`` once destroyed."""
-        query = select(payload_keys.c.workflow_id, payload_keys.c.kek_id, payload_keys.c.wrapped)
         with self._engine().connect() as conn:
-            row = conn.execute(query.where(payload_keys.c.key_id == key_id)).first()
+            row = conn.execute(_BY_ID, {"key_id": key_id}).first()
         if row is None or row.wrapped is None:
             raise PayloadKeyGone(
                 f"payload sealed under workflow key {key_id}, which its run's erasure destroyed"
@@ -94,13 +102,12 @@ class WorkflowKeys:
         return self._remember(row.workflow_id, key_id, cipher)[1]
 
     def _stored(self, conn: Connection, workflow_id: str) -> tuple[str, str, str | None] | None:
-        query = select(payload_keys.c.key_id, payload_keys.c.kek_id, payload_keys.c.wrapped)
-        row = conn.execute(query.where(payload_keys.c.workflow_id == workflow_id)).first()
+        row = conn.execute(_OF_WORKFLOW, {"workflow_id": workflow_id}).first()
         return None if row is None else (row.key_id, row.kek_id, row.wrapped)
 
     def _make(self, conn: Connection, workflow_id: str) -> None:
-        shredded = select(erased_runs.c.run_id).where(erased_runs.c.run_id == workflow_id)
-        if conn.execute(shredded).first() is not None:  # never a new key for a shredded run
+        # Never a new key for a shredded run.
+        if conn.execute(_SHREDDED, {"run_id": workflow_id}).first() is not None:
             raise PayloadKeyGone(f"run {workflow_id}'s content was erased: nothing is sealed")
         key_id = f"{PREFIX}{uuid.uuid4().hex}"
         values = {
@@ -109,8 +116,7 @@ class WorkflowKeys:
             **self._ring.wrapped(AESGCM.generate_key(bit_length=256), key_id),
             "created_at": datetime.now(UTC),
         }
-        statement = insert_for(conn.dialect.name, payload_keys).on_conflict_do_nothing()
-        conn.execute(statement.values(values))
+        insert_missing(conn, payload_keys, [values])
 
     def _remember(self, workflow_id: str, key_id: str, cipher: AESGCM) -> tuple[str, AESGCM]:
         until = time.monotonic() + HELD_SECONDS

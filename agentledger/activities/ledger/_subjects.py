@@ -25,7 +25,7 @@ from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from sqlalchemy import Connection, Select, bindparam, func, select
+from sqlalchemy import Connection, bindparam, func, select
 
 from agentledger.activities._sql import insert_for
 from agentledger.activities.ledger._codec import EncodedEvent, PreEncoded
@@ -46,6 +46,21 @@ _KEY_STATE = (
 )
 """A key's state, under a shared lock (a batch seals under one key or a few: one prepared
 statement each, not an ``IN`` list compiled every time)."""
+
+_WRAPPED = select(subject_keys.c.kek_id, subject_keys.c.wrapped).where(
+    subject_keys.c.key_id == bindparam("key_id")
+)
+"""A key as stored (``wrapped`` null once destroyed). Built once: the statement's construction
+costs ten times its execution, and every read of sealed content asks."""
+
+_LIVE_KEY = select(
+    subject_keys.c.key_id, subject_keys.c.state, subject_keys.c.kek_id, subject_keys.c.wrapped
+).where(
+    subject_keys.c.tenant_id == bindparam("tenant"),
+    subject_keys.c.subject_id == bindparam("subject"),
+    subject_keys.c.state != "erased",
+)
+"""The subject's key that no erasure has destroyed (at most one)."""
 
 
 def subject_key_id(tenant_id: str, subject_id: str, generation: int) -> str:
@@ -144,14 +159,9 @@ class Sealer:
             self._by_run.pop(run_id, None)
 
     def _ciphers(self, conn: Connection, key_ids: set[str]) -> dict[str, AESGCM]:
-        query = select(subject_keys.c.key_id, subject_keys.c.kek_id, subject_keys.c.wrapped)
-        found = {
-            k: (kek, w)
-            for k, kek, w in conn.execute(query.where(subject_keys.c.key_id.in_(key_ids)))
-        }
         ciphers = {}
         for key_id in key_ids:
-            kek_id, wrapped = found.get(key_id, (None, None))
+            kek_id, wrapped = conn.execute(_WRAPPED, {"key_id": key_id}).first() or (None, None)
             if kek_id is None or wrapped is None:
                 raise ContentErased(
                     f"content sealed under subject key {key_id}, which was destroyed by an erasure"
@@ -216,7 +226,7 @@ class Sealer:
         self, conn: Connection, tenant_id: str, subject_id: str
     ) -> tuple[str, bytes] | None:
         """The subject's key if they have one that an erasure has not destroyed; never made."""
-        row = conn.execute(_live_key(tenant_id, subject_id)).first()
+        row = conn.execute(_LIVE_KEY, {"tenant": tenant_id, "subject": subject_id}).first()
         if row is None or row.wrapped is None:
             return None
         return row.key_id, self._ring.key(row.kek_id, row.wrapped, row.key_id)
@@ -234,8 +244,8 @@ class Sealer:
         of_subject = (subject_keys.c.tenant_id == tenant_id) & (
             subject_keys.c.subject_id == subject_id
         )
-        query = _live_key(tenant_id, subject_id)
-        row = conn.execute(query).first()
+        live = {"tenant": tenant_id, "subject": subject_id}
+        row = conn.execute(_LIVE_KEY, live).first()
         if row is None:
             erased = conn.execute(
                 select(func.count()).select_from(subject_keys).where(of_subject)
@@ -253,27 +263,13 @@ class Sealer:
             conn.execute(
                 insert_for(conn.dialect.name, subject_keys).on_conflict_do_nothing().values(values)
             )
-            row = conn.execute(query).one()  # ours, or a concurrent first run's
+            row = conn.execute(_LIVE_KEY, live).one()  # ours, or a concurrent first run's
         key_id, state, kek_id, wrapped = row
         if not _usable(state, starting) or wrapped is None:
             raise SubjectErased(
                 f"subject of tenant {tenant_id!r} is being erased: no new content is stored for it"
             )
         return key_id, self._ring.key(kek_id, wrapped, key_id)
-
-
-def _live_key(tenant_id: str, subject_id: str) -> Select[Any]:
-    """The subject's key that no erasure has destroyed (at most one)."""
-    return select(
-        subject_keys.c.key_id,
-        subject_keys.c.state,
-        subject_keys.c.kek_id,
-        subject_keys.c.wrapped,
-    ).where(
-        subject_keys.c.tenant_id == tenant_id,
-        subject_keys.c.subject_id == subject_id,
-        subject_keys.c.state != "erased",
-    )
 
 
 @dataclass(frozen=True)
