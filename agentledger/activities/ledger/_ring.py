@@ -8,6 +8,7 @@ import base64
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -15,6 +16,12 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from agentledger.activities.ledger._errors import ContentErased
 
 NONCE = 12
+
+
+@lru_cache(maxsize=16)
+def _cipher(kek: bytes) -> AESGCM:
+    """A ring key's cipher, made once (every read of sealed content unwraps its key)."""
+    return AESGCM(kek)
 
 
 @dataclass(frozen=True)
@@ -26,7 +33,7 @@ class KeyWrap:
 
     def wrap(self, key: bytes, key_id: str) -> str:
         nonce = os.urandom(NONCE)
-        sealed = AESGCM(self.keys[self.active]).encrypt(nonce, key, key_id.encode())
+        sealed = _cipher(self.keys[self.active]).encrypt(nonce, key, key_id.encode())
         return base64.b64encode(nonce + sealed).decode()
 
     def unwrap(self, kek_id: str, wrapped: str, key_id: str) -> bytes:
@@ -38,7 +45,7 @@ class KeyWrap:
             )
         raw = base64.b64decode(wrapped)
         try:
-            return AESGCM(kek).decrypt(raw[:NONCE], raw[NONCE:], key_id.encode())
+            return _cipher(kek).decrypt(raw[:NONCE], raw[NONCE:], key_id.encode())
         except InvalidTag:
             raise ContentErased(
                 f"key {key_id} does not open with ring key {kek_id!r}: not the ring that wrapped it"

@@ -11,7 +11,6 @@ retention delete a run's digests with the rest of its content.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import re
 from datetime import UTC, datetime
@@ -47,8 +46,7 @@ class SearchTerms:
         if key is None:
             return None
         return [
-            hmac.new(key, word.encode(), hashlib.sha256).hexdigest()[:DIGEST_CHARS]
-            for word in words(text)
+            hmac.digest(key, word.encode(), "sha256").hex()[:DIGEST_CHARS] for word in words(text)
         ]
 
     def _load(self, conn: Connection, *, make: bool) -> bytes | None:

@@ -241,12 +241,12 @@ class Sealer:
         self, conn: Connection, tenant_id: str, subject_id: str, *, starting: bool
     ) -> tuple[str, bytes]:
         """The subject's live key, made on first use; refused where ``_usable`` says so."""
-        of_subject = (subject_keys.c.tenant_id == tenant_id) & (
-            subject_keys.c.subject_id == subject_id
-        )
         live = {"tenant": tenant_id, "subject": subject_id}
         row = conn.execute(_LIVE_KEY, live).first()
         if row is None:
+            of_subject = (subject_keys.c.tenant_id == tenant_id) & (
+                subject_keys.c.subject_id == subject_id
+            )
             erased = conn.execute(
                 select(func.count()).select_from(subject_keys).where(of_subject)
             ).scalar_one()

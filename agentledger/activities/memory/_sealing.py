@@ -15,7 +15,6 @@ Erasure deletes the subject's memories (``_erasure``) and destroys the key: any 
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -53,12 +52,12 @@ class _IndexKey:
 
     def digest(self, word: str) -> str:
         """A word as the index holds it for this subject: one token, no letters of the word."""
-        mac = hmac.new(self.key, _stem(word).encode(), hashlib.sha256).hexdigest()
+        mac = hmac.digest(self.key, _stem(word).encode(), "sha256").hex()
         return f"m{mac[:DIGEST_CHARS]}"
 
 
 def _index_key(subject_key: bytes) -> _IndexKey:
-    return _IndexKey(hmac.new(subject_key, INDEX_INFO, hashlib.sha256).digest())
+    return _IndexKey(hmac.digest(subject_key, INDEX_INFO, "sha256"))
 
 
 @dataclass(frozen=True)
