@@ -147,11 +147,10 @@ def store(
 ) -> None:
     """Cache the result and persist its summary, each with the memories it derives from (both
     sealed under the principal's key where ``seal`` says; neither once their erasure began)."""
-    payload = seal.sealed_payload(
-        conn, principal, found.model_dump(mode="json", exclude={"from_cache"})
-    )
-    if payload is None:
+    sealing = seal.sealing_for(conn, principal)
+    if sealing is None:
         return
+    payload = sealing(found.model_dump(mode="json", exclude={"from_cache"}))
     expiries = [aware(h.item.expires_at) for h in found.hits if h.item.expires_at is not None]
     valid_until = min([now + CACHE_TTL, *[e for e in expiries if e is not None]])
     sources = {h.item.id for h in found.hits} | {o.memory_id for o in found.omitted}
@@ -167,7 +166,7 @@ def store(
     upsert(conn, cache, row, ["cache_key"])
     _derive(conn, f"cache:{key}", sources)
     if found.profile is not None:
-        summary = seal.sealed_payload(conn, principal, found.profile.model_dump(mode="json"))
+        summary = sealing(found.profile.model_dump(mode="json"))
         _store_summary(conn, principal, now, found.profile, summary)
 
 

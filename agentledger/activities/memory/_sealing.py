@@ -16,7 +16,7 @@ Erasure deletes the subject's memories (``_erasure``) and destroys the key: any 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -95,18 +95,20 @@ class MemorySeal:
         index = _index_key(held[1])
         return terms + list(dict.fromkeys(index.digest(t) for t in terms))
 
-    def sealed_payload(self, conn: Connection, principal: Principal, payload: Any) -> Any | None:
-        """A retrieval or summary derived for ``principal`` as stored (``None``: not to be
-        stored, their erasure has begun)."""
+    def sealing_for(self, conn: Connection, principal: Principal) -> Callable[[Any], Any] | None:
+        """How what is derived for ``principal`` (a retrieval, a profile summary) is stored,
+        their key read once for all of it (``None``: nothing is to be stored, their erasure
+        has begun)."""
         if self.sealer is None:
-            return payload
+            return _as_is
         try:
             key_id, key = self.sealer.subject_key(
                 conn, principal.tenant_id, principal.user_id, new=True
             )
         except SubjectErased:
             return None
-        return seal_envelope(AESGCM(key), key_id, orjson.dumps(payload)).decode()
+        cipher = AESGCM(key)
+        return lambda payload: seal_envelope(cipher, key_id, orjson.dumps(payload)).decode()
 
     def opened_payload(self, conn: Connection, value: Any) -> Any:
         return self._open(conn, [value])[0]
@@ -121,6 +123,10 @@ class MemorySeal:
         for i, text in zip(at, opened, strict=True):
             values[i] = orjson.loads(text)
         return values
+
+
+def _as_is(payload: Any) -> Any:
+    return payload
 
 
 IN_CLEAR = MemorySeal()
