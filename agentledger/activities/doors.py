@@ -102,6 +102,23 @@ class ScheduleJournal:
             for r in rows
         ]
 
+    def standing(self, principal_id: str) -> list[str]:
+        """The names of the schedules made to run as ``principal_id`` and not deleted since, as
+        the journal has them (Temporal's list of schedules may lag behind a new one)."""
+        query = select(
+            schedule_journal.c.schedule_id, schedule_journal.c.action, schedule_journal.c.definition
+        ).order_by(schedule_journal.c.id)
+        with self._engine.connect() as conn:
+            rows = conn.execute(query).all()
+        standing: dict[str, str] = {}
+        for row in rows:
+            definition = json.loads(row.definition)
+            if row.action == "created" and definition.get("principal") == principal_id:
+                standing[row.schedule_id] = str(definition["name"])
+            elif row.action == "deleted":
+                standing.pop(row.schedule_id, None)
+        return sorted(standing.values())
+
 
 def forget_requests(conn: Connection, principal_id: str) -> dict[str, int]:
     """Blank the request in every journal entry of the schedules that ran as ``principal_id``

@@ -31,6 +31,7 @@ from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError, RPCStatusCode
 
+from agentledger.activities.doors import ScheduleJournal
 from agentledger.activities.ledger import ContentErased, Ledger, erasure, erasure_log, refusals
 from agentledger.activities.ledger.erasure_log import ErasedRun, subject_digest
 from agentledger.app import erasure_register, schedules
@@ -144,14 +145,15 @@ async def _stop_schedules(
     subject = ledger.get_principal(begun.subject_id)
     if subject is not None and subject.tenant_id != begun.tenant_id:
         return ()  # the directory's user of that id is another tenant's
-    theirs = tuple(
-        summary.definition.name
-        for summary in await schedules.listed(client)
-        if summary.definition.principal == begun.subject_id
-    )
+    theirs = ScheduleJournal(ledger.engine).standing(begun.subject_id)
+    deleted = []
     for name in theirs:
-        await schedules.change(client, ledger, name, "deleted", by, datetime.now(UTC))
-    return theirs
+        try:
+            await schedules.change(client, ledger, name, "deleted", by, datetime.now(UTC))
+        except NotFound:
+            continue  # deleted in Temporal by other means; the journal's requests are blanked
+        deleted.append(name)
+    return tuple(deleted)
 
 
 async def _close_out(
