@@ -39,7 +39,7 @@ from agentledger.app.errors import NotFound, Refused
 from agentledger.app.history import recorded_state
 from agentledger.domain.fold import project
 from agentledger.domain.principal import Principal
-from agentledger.workflows import firing_of
+from agentledger.workflows import SCHEDULED_RUN
 
 __all__ = [
     "ERASER_ROLE", "ContentErased", "ErasedCheck", "Erasure", "erase", "erased_check",
@@ -164,10 +164,26 @@ async def _close_out(
     for run_id in begun.live:
         await _cancel(client, run_id)
     refused = refusals.of_subject(ledger, begun.tenant_id, begun.subject_id)
-    firings = tuple(f for run_id in begun.runs if (f := firing_of(run_id)) is not None)
+    parents = [await _firing_of(client, run_id) for run_id in begun.runs]
+    firings = tuple(f for f in parents if f is not None)
     for workflow_id in (*refused, *firings):
         await _closed(client, workflow_id)
     return refused, firings
+
+
+async def _firing_of(client: Client, run_id: str) -> str | None:
+    """The schedule's firing that started ``run_id``: its parent, as Temporal records it, when
+    that is a ``ScheduledRun`` (a run started otherwise has no parent, or another kind)."""
+    try:
+        parent = (await client.get_workflow_handle(run_id).describe()).parent_id
+        if parent is None:
+            return None
+        kind = (await client.get_workflow_handle(parent).describe()).workflow_type
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            return None  # its history or its parent's is gone already (namespace retention)
+        raise
+    return parent if kind == SCHEDULED_RUN else None
 
 
 async def _cancel(client: Client, run_id: str) -> None:

@@ -18,7 +18,6 @@ from agentledger.workflows.messages import (
 from agentledger.workflows.scheduled import (
     SCHEDULED_RUN,
     ScheduledRunWorkflow,
-    firing_of,
     scheduled_run_id,
 )
 
@@ -38,6 +37,5 @@ __all__ = [
     "ScheduledRunWorkflow",
     "SteerOrder",
     "SteerResult",
-    "firing_of",
     "scheduled_run_id",
 ]

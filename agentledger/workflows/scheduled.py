@@ -32,12 +32,6 @@ def scheduled_run_id(firing_id: str) -> str:
     return f"run-{firing_id}"
 
 
-def firing_of(run_id: str) -> str | None:
-    """The firing that started ``run_id`` (``scheduled_run_id`` undone), if a schedule's did."""
-    firing = run_id.removeprefix("run-")
-    return firing if firing != run_id else None
-
-
 @workflow.defn(name=SCHEDULED_RUN)
 class ScheduledRunWorkflow:
     @workflow.run
