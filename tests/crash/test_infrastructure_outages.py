@@ -8,9 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.engine import URL, make_url
 
 from agentledger.activities.ledger import Ledger
+from agentledger.activities.ledger._tables import payload_keys
 from agentledger.app.config import Settings
 from agentledger.app.devserver import DevServer, stop_dev_server
 from agentledger.app.temporal import connect
@@ -110,4 +112,37 @@ async def test_a_database_refusing_connections_for_a_while_delays_but_loses_noth
 
     assert worker.kills == 0
     assert check_run(ledger, run_id, order) == clean(run_id)
+    ledger.engine.dispose()
+
+
+async def test_a_run_started_while_the_database_refuses_waits_for_its_payload_key(
+    crash_site: CrashSite, postgres_server: URL, postgres_database: str
+) -> None:
+    """A start's first payload needs the run's own key, kept in the ledger: during a failover
+    the start waits for the database (its pooled connection dropped, new ones refused) instead
+    of failing, and the key it gets is stored."""
+    site = CrashSite(
+        crash_site.address, postgres_database, crash_site.task_queue, crash_site.work_dir
+    )
+    settings = Settings(
+        data_dir=site.work_dir, temporal_address=site.address, database_url=site.database_url
+    )
+    client = await connect(settings)
+    ledger = open_seeded(site.database_url, site.work_dir).ledger
+    customer = ledger.get_principal("usr_73")
+    assert customer is not None
+    await start_run(client, site, customer, fault_pack.crash_order(0))  # a pooled connection
+    database = make_url(postgres_database).database
+    assert database is not None
+
+    with database_outage(postgres_server, database):
+        order = fault_pack.crash_order(1)
+        starting = asyncio.create_task(start_run(client, site, customer, order))
+        await asyncio.sleep(2.0)
+        assert not starting.done()  # waiting, not failed
+    run_id = await asyncio.wait_for(starting, 30)
+
+    with ledger.engine.connect() as conn:
+        query = select(payload_keys.c.wrapped).where(payload_keys.c.workflow_id == run_id)
+        assert conn.execute(query).scalar_one() is not None
     ledger.engine.dispose()

@@ -23,6 +23,7 @@ from agentledger.app import runs as run_ops
 from agentledger.app.config import Settings
 from agentledger.app.errors import ConfigError, RunStuck
 from agentledger.app.history import recorded_state
+from agentledger.app.payload_converter import data_converter
 from agentledger.app.payloads import (
     ENCODING,
     KEY_ID,
@@ -205,3 +206,22 @@ async def test_a_runs_history_is_sealed_under_its_own_key_which_shredding_the_ru
 
 def _context(workflow_id: str) -> WorkflowSerializationContext:
     return WorkflowSerializationContext(namespace="default", workflow_id=workflow_id)
+
+
+async def test_the_converter_binds_each_workflow_once_and_shares_its_own_converters(
+    harness: Harness,
+) -> None:
+    """The SDK asks for a converter bound to a workflow at every activation and command: the
+    same context gets the same one back, its payload converter is not rebuilt, and each
+    workflow's payloads are sealed under that workflow's key, unbound ones under the ring."""
+    converter = data_converter(harness.settings)
+    bound = converter.with_context(_context("run-bound-a"))
+    assert bound is converter.with_context(_context("run-bound-a"))
+    assert bound.payload_converter is converter.payload_converter
+    other = converter.with_context(_context("run-bound-b"))
+    sealed = [await c.payload_codec.encode([PLAIN]) for c in (bound, other, converter)]  # type: ignore[union-attr]
+    a, b, ring = (payloads[0].metadata[KEY_ID] for payloads in sealed)
+    assert a != b and a.startswith(WORKFLOW_KEY_PREFIX.encode())
+    assert b.startswith(WORKFLOW_KEY_PREFIX.encode()) and not ring.startswith(
+        WORKFLOW_KEY_PREFIX.encode()
+    )

@@ -16,17 +16,21 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
 from threading import Lock
+from typing import Any, TypeVar
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, Engine, bindparam, select, update
 
 from agentledger.activities._sql import WRITE_OPTIONS, insert_missing
-from agentledger.activities.ledger._errors import ContentErased
+from agentledger.activities.ledger._engine import translate_unavailable
+from agentledger.activities.ledger._errors import ContentErased, LedgerUnavailable
 from agentledger.activities.ledger._ring import KeyWrap, Ring
 from agentledger.activities.ledger._tables import erased_runs, payload_keys
 
 CACHED = 4096
 HELD_SECONDS = 60.0
+PATIENCE_SECONDS = 30.0
+T = TypeVar("T")
 PREFIX = "wk_"
 
 _OF_WORKFLOW = select(payload_keys.c.key_id, payload_keys.c.kek_id, payload_keys.c.wrapped).where(
@@ -75,23 +79,14 @@ class WorkflowKeys:
 
     def sealing(self, workflow_id: str) -> tuple[str, AESGCM]:
         """The workflow's key id and cipher, made and stored the first time (blocking)."""
-        engine = self._engine()
-        with engine.connect() as conn:
-            row = self._stored(conn, workflow_id)
-        if row is None:  # SQLite: a writer begins IMMEDIATE, never upgrading a read lock
-            with engine.execution_options(**WRITE_OPTIONS).begin() as conn:
-                self._make(conn, workflow_id)
-                row = self._stored(conn, workflow_id)  # ours, or a concurrent first payload's
-        assert row is not None
-        key_id, kek_id, wrapped = row
+        key_id, kek_id, wrapped = self._patiently(lambda engine: self._made(engine, workflow_id))
         if wrapped is None:
             raise PayloadKeyGone(f"workflow {workflow_id}'s content was erased: nothing is sealed")
         return self._remember(workflow_id, key_id, self._ring.cipher(kek_id, wrapped, key_id))
 
     def opening(self, key_id: str) -> AESGCM:
         """The cipher of the key ``key_id`` (blocking); ``PayloadKeyGone`` once destroyed."""
-        with self._engine().connect() as conn:
-            row = conn.execute(_BY_ID, {"key_id": key_id}).first()
+        row = self._patiently(lambda engine: _read(engine, _BY_ID, {"key_id": key_id}))
         if row is None or row.wrapped is None:
             raise PayloadKeyGone(
                 f"payload sealed under workflow key {key_id}, which its run's erasure destroyed"
@@ -100,6 +95,32 @@ class WorkflowKeys:
             )
         cipher = self._ring.cipher(row.kek_id, row.wrapped, key_id)
         return self._remember(row.workflow_id, key_id, cipher)[1]
+
+    def _made(self, engine: Engine, workflow_id: str) -> tuple[str, str, str | None]:
+        with engine.connect() as conn:
+            row = self._stored(conn, workflow_id)
+        if row is None:  # SQLite: a writer begins IMMEDIATE, never upgrading a read lock
+            with engine.execution_options(**WRITE_OPTIONS).begin() as conn:
+                self._make(conn, workflow_id)
+                row = self._stored(conn, workflow_id)  # ours, or a concurrent first payload's
+        assert row is not None
+        return row
+
+    def _patiently(self, work: Callable[[Engine], T]) -> T:
+        """``work`` on the ledger, through a failover: a refused or dropped connection is
+        tried again for up to ``PATIENCE_SECONDS`` (a run started meanwhile waits for its key
+        instead of failing), then ``LedgerUnavailable``. Each try is idempotent."""
+        deadline, pause = time.monotonic() + PATIENCE_SECONDS, 0.1
+        while True:
+            engine = self._engine()
+            try:
+                with translate_unavailable(engine.url):
+                    return work(engine)
+            except LedgerUnavailable:
+                if time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
 
     def _stored(self, conn: Connection, workflow_id: str) -> tuple[str, str, str | None] | None:
         row = conn.execute(_OF_WORKFLOW, {"workflow_id": workflow_id}).first()
@@ -129,6 +150,11 @@ class WorkflowKeys:
             self._by_workflow[workflow_id] = (until, key_id, cipher)
             self._by_id[key_id] = (until, cipher)
         return key_id, cipher
+
+
+def _read(engine: Engine, query: Any, params: dict[str, str]) -> Any:
+    with engine.connect() as conn:
+        return conn.execute(query, params).first()
 
 
 def destroy_workflow_key(conn: Connection, workflow_id: str) -> int:
