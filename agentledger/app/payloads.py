@@ -237,7 +237,7 @@ def _ledger_engine(settings: Settings) -> Callable[[], Engine]:
     """The ledger's database, where workflows' payload keys live: connected to only when a
     payload needs a key this process does not hold yet. Pooled (a fresh connection per new
     workflow cost more than sealing its payloads), and a process keeps the engines of its last
-    ``ENGINES_HELD`` ledgers, the older ones disposed."""
+    ``ENGINES_HELD`` ledgers used, the others disposed."""
     url = settings.ledger_url
 
     def engine() -> Engine:
@@ -250,6 +250,7 @@ def _ledger_engine(settings: Settings) -> Callable[[], Engine]:
                 _ENGINES[url] = build_engine(url)
                 while len(_ENGINES) > ENGINES_HELD:
                     _ENGINES.popitem(last=False)[1].dispose()
+            _ENGINES.move_to_end(url)  # the least recently used goes first
             return _ENGINES[url]
 
     return engine
