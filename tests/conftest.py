@@ -88,4 +88,4 @@ def ledger(database_url: str) -> Iterator[Ledger]:
 # Temporal fixtures: one real dev server per session (`temporal_server`) and a `harness` with a
 # worker on a private task queue, over the `database_url` fixture above.
 # ===============================================================================================
-pytest_plugins = ["tests._temporal"]
+pytest_plugins = ["tests._temporal", "tests._watchdog"]
