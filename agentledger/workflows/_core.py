@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from agentledger.domain.envelope import Stamp
     from agentledger.domain.governance import Authorization, authorize
     from agentledger.domain.manifest import ExecutionManifest
+    from agentledger.domain.manifest_parts import with_shared_parts
     from agentledger.domain.principal import Principal
     from agentledger.domain.state import WorkingState
     from agentledger.domain.steps import Recording
@@ -105,7 +106,10 @@ class Run:
 
     def pin_manifest(self, manifest: ExecutionManifest, pack: str) -> None:
         """The attempt's manifest, and the tool terms it froze (for a run prepared before
-        manifests froze them, its pack's contracts as deployed: that is how it ran)."""
+        manifests froze them, its pack's contracts as deployed: that is how it ran). Held with
+        the parts it has in common with other runs' shared (``with_shared_parts``): a worker
+        keeps many runs cached."""
+        manifest = with_shared_parts(manifest)
         self._manifest, self.rec.manifest_hash = manifest, manifest.hash
         self.contracts = manifest.terms or manifest.tool_contracts(
             recorded_contracts.contracts_of(pack)

@@ -19,6 +19,7 @@ from agentledger.activities.sandboxes import Sandboxes
 from agentledger.domain.assertions import TrustedKey
 from agentledger.domain.events import RunEvent
 from agentledger.domain.manifest import ExecutionManifest
+from agentledger.domain.manifest_parts import with_shared_parts
 from agentledger.domain.tools import ToolContract
 
 
@@ -68,7 +69,7 @@ class RunBase:
                 type="UnknownManifest",
                 non_retryable=True,
             )
-        return manifest
+        return with_shared_parts(manifest)
 
     def _load_contracts(self, manifest_hash: str, pack: str) -> Mapping[str, ToolContract]:
         return self._manifests(manifest_hash).tool_contracts(self._pack(pack).contracts)
