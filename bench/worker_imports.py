@@ -4,7 +4,8 @@
 point where its workers are constructed (workflows and activities registered) and would start
 polling; there the process records ``sys.modules``, who first imported each module, and its
 resident memory, and leaves. A worker runs runs: it must not carry the HTTP face, evaluation,
-the MCP server side, A2A, the semantic model, the provider SDKs or Prometheus unless configured.
+the MCP server side, A2A, the semantic model, the provider SDKs, an HTTP client or Prometheus
+unless configured.
 
     python -m bench.worker_imports [--command worker|dev] [--temporal-address HOST:PORT]
 
@@ -43,6 +44,7 @@ FORBIDDEN = (
     "openai",  # provider SDKs, unless a provider is configured (activities.models._sdk)
     "anthropic",
     "prometheus_client",  # unless a metrics port is configured
+    "httpx",  # an HTTP client: a webhook notice or a provider's SDK loads it when it is used
 )
 
 

@@ -22,7 +22,6 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Annotated, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -119,6 +118,8 @@ def _post(channel: WebhookChannel, text: str) -> NoticeSent:
     url = os.environ.get(channel.url_env)
     if not url:
         raise _final("webhook_unset", f"{channel.url_env} holds no webhook URL on this worker")
+    import httpx  # here: a worker announcing nowhere never loads an HTTP client (lean worker)
+
     try:
         answer = httpx.post(url, json={"text": text}, timeout=channel.timeout_seconds)
     except httpx.HTTPError as exc:  # unreachable, or no answer in time: retried
