@@ -4,8 +4,9 @@ Every run freezes a manifest of its own (its attempt id and its work order's dig
 own), yet most of a manifest is the same for every run a worker serves of one pack version: the
 tool terms with their schemas, the step profiles, the instructions, the model. Decoded once per
 run, those parts were held once per run: a worker keeping a thousand runs in its sticky cache
-held a thousand equal copies (about 40 KB each, ``bench.parked``). ``with_shared_parts`` returns
-the manifest with them replaced by one instance per distinct value, kept for the process.
+held a thousand equal copies (a support manifest is about 47 KB of Python objects; its worker's
+memory with runs parked is what ``bench.parked`` prints). ``with_shared_parts`` returns the
+manifest with them replaced by one instance per distinct value, kept for the process.
 
 The replacements are equal to what they replace and frozen, so nothing a run computes from its
 manifest changes (its hash, its context packets, its replay); only the copies are gone.
