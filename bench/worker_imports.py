@@ -3,9 +3,10 @@
 ``agentledger worker`` (or ``dev``) runs in a fresh process through the real command, up to the
 point where its workers are constructed (workflows and activities registered) and would start
 polling; there the process records ``sys.modules``, who first imported each module, and its
-resident memory, and leaves. A worker runs runs: it must not carry the HTTP face, evaluation,
-the MCP server side, A2A, the semantic model, the provider SDKs, an HTTP client or Prometheus
-unless configured.
+resident memory, and leaves. The database is migrated first, as a release does before its
+workers start. A worker runs runs: it must not carry the HTTP face, evaluation, the MCP server
+side, A2A, the semantic model, the provider SDKs, an HTTP client or Prometheus unless
+configured, nor Alembic unless a schema is behind.
 
     python -m bench.worker_imports [--command worker|dev] [--temporal-address HOST:PORT]
 
@@ -45,6 +46,8 @@ FORBIDDEN = (
     "anthropic",
     "prometheus_client",  # unless a metrics port is configured
     "httpx",  # an HTTP client: a webhook notice or a provider's SDK loads it when it is used
+    "alembic",  # migrations are a release's (`agentledger migrate`); a schema at head is read
+    # without it (activities.schema_versions)
 )
 
 
@@ -72,8 +75,11 @@ def _chain(module: str, importers: dict[str, str]) -> list[str]:
 
 
 def imports_of(command: str, env: dict[str, str]) -> dict[str, Any]:
-    """Run ``agentledger <command>`` to its workers' construction in a new process; what it
-    imported (``modules``), who imported each (``importers``) and ``rss_mb`` there."""
+    """Run ``agentledger <command>`` to its workers' construction in a new process, after
+    ``agentledger migrate`` as a release runs it; what it imported (``modules``), who imported
+    each (``importers``) and ``rss_mb`` there."""
+    migrate = [sys.executable, "-m", "agentledger.cli", "migrate"]
+    subprocess.run(migrate, env=env, cwd=ROOT, capture_output=True, check=True, timeout=300)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "imports.json"
         child = [sys.executable, "-m", "bench._worker_imports_child", str(out), command]

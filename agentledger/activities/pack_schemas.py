@@ -1,8 +1,9 @@
 """Each pack's system of record under Alembic: its own migration history and version table.
 
 A pack ships a ``migrations`` directory (``env.py`` calling ``run_env``, ``script.py.mako`` and
-``versions/``) and its ``install`` calls ``migrate_pack``. That runs on every worker start and
-on ``agentledger migrate``, under the pack's own advisory lock on PostgreSQL (concurrent workers
+``versions/``) and its ``install`` calls ``migrate_pack``. That runs on every worker start (a
+schema already at its newest revision is recognised without loading Alembic) and on
+``agentledger migrate``, under the pack's own advisory lock on PostgreSQL (concurrent workers
 migrate one after another, the later ones finding nothing to do), in one transaction. The
 version table is ``<pack>_alembic_version``, so the ledger's and each pack's histories share one
 database without touching each other. A pack's first revision creates its tables only where they
@@ -19,11 +20,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from alembic import command, context
-from alembic.config import Config
 from sqlalchemy import Engine, MetaData
 
 from agentledger.activities._sql import schema_transaction
+from agentledger.activities.schema_versions import at_head
 
 
 def version_table(pack: str) -> str:
@@ -35,6 +35,11 @@ def migrate_pack(engine: Engine, pack: str, migrations: Path, metadata: MetaData
     if engine.get_execution_options().get("schema_translate_map"):
         metadata.create_all(engine)  # a fork's sandbox schema, made fresh
         return
+    if at_head(engine, migrations, version_table(pack)):
+        return  # read without Alembic, which loads only where there is something to do
+    from alembic import command
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(migrations))
     with schema_transaction(engine, _lock_key(pack)) as conn:
@@ -45,6 +50,8 @@ def migrate_pack(engine: Engine, pack: str, migrations: Path, metadata: MetaData
 
 def run_env() -> None:
     """A pack's ``migrations/env.py``: run on the connection ``migrate_pack`` handed in."""
+    from alembic import context
+
     attributes = context.config.attributes
     connection = attributes.get("connection")
     if connection is None:

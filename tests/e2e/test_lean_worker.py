@@ -1,6 +1,7 @@
 """A worker process carries what running runs need and nothing of the other faces: not the API,
 evaluation, the MCP server side, A2A, the semantic model, a provider's SDK or Prometheus while
-none is configured (``bench.worker_imports`` runs the real command to its workers' start)."""
+none is configured, nor Alembic over a migrated database (``bench.worker_imports`` migrates as
+a release does, then runs the real command to its workers' start)."""
 
 from __future__ import annotations
 
