@@ -79,7 +79,9 @@ def imports_of(command: str, env: dict[str, str]) -> dict[str, Any]:
     ``agentledger migrate`` as a release runs it; what it imported (``modules``), who imported
     each (``importers``) and ``rss_mb`` there."""
     migrate = [sys.executable, "-m", "agentledger.cli", "migrate"]
-    subprocess.run(migrate, env=env, cwd=ROOT, capture_output=True, check=True, timeout=300)
+    done = subprocess.run(migrate, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    if done.returncode:
+        raise RuntimeError(f"agentledger migrate failed:\n{done.stdout}{done.stderr}")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "imports.json"
         child = [sys.executable, "-m", "bench._worker_imports_child", str(out), command]
