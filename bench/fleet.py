@@ -1,6 +1,6 @@
 """Worker fleets: throughput with 1, 2 and 3 worker processes, and runs parked on approval.
 
-    python -m bench.fleet [--workers 1,2,3] [--runs 60] [--parked 200] [--cache 100]
+    python -m bench.fleet [--workers 1,2,3] [--runs 60] [--parked 200] [--cache 1000]
                           [--database-url URL]
 
 Throughput: for each fleet size, a fresh stack, that many ``agentledger worker`` processes on one
@@ -8,13 +8,14 @@ task queue, and ``--runs`` refund runs whose model takes 200 ms per call (I/O-bo
 providers are: ``bench._slow_pack``), each approved as soon as it asks; runs per second from the
 first start to the last completion, with the ratio to one worker.
 
-Parked: ``--parked N`` refund runs parked on approval under a 3-worker fleet with a small run
-cache (``AGENTLEDGER_MAX_CACHED_RUNS``, ``--cache``) and the image's ``MALLOC_ARENA_MAX=2``
-(``infra/Dockerfile``; the environment's value wins): start throughput (paced: never more than
-the fleet's caches, 3 × ``--cache``, ahead of the runs parked), the server's and each
-worker's RSS while parked, then all approved: drain throughput and exactly-once counts (refund
-rows per order). Orders come from ``bench.crash.fault_pack`` (200 late orders; beyond that they
-repeat, and a second approved refund of one order must be refused, not paid).
+Parked: ``--parked N`` refund runs parked on approval under a 3-worker fleet with the product's
+default run cache (``AGENTLEDGER_MAX_CACHED_RUNS``) unless ``--cache`` says otherwise, and the
+image's ``MALLOC_ARENA_MAX=2`` (``infra/Dockerfile``; the environment's value wins): start
+throughput (paced: never more than the fleet's caches, 3 × ``--cache``, ahead of the runs
+parked), the server's and each worker's RSS while parked, then all approved: drain throughput
+and exactly-once counts (refund rows per order). Orders come from ``bench.crash.fault_pack``
+(200 late orders; beyond that they repeat, and a second approved refund of one order must be
+refused, not paid).
 
 Prints a table per mode, then one JSON line: runs, completed, duplicate_effects, workers,
 parked, worker_rss_mb_parked, server_rss_mb_parked.
@@ -44,6 +45,7 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 
 from agentledger.activities.ledger._tables import approvals as records_approvals
 from agentledger.app import runs as client_ops
+from agentledger.app.config import DEFAULT_MAX_CACHED_RUNS
 from agentledger.app.devserver import DevServer, stop_dev_server
 from agentledger.app.errors import AgentLedgerError
 from agentledger.app.registry import get_pack, register_pack
@@ -222,7 +224,9 @@ async def throughput(workers: int, runs: int, database_url: str | None) -> dict[
         }
 
 
-async def parked(n: int, database_url: str | None, cache: int = 100) -> dict[str, object]:
+async def parked(
+    n: int, database_url: str | None, cache: int = DEFAULT_MAX_CACHED_RUNS
+) -> dict[str, object]:
     async with _stack(database_url) as (stack, server):
         procs = _workers(stack, 3, cache=cache)
         try:
@@ -259,7 +263,12 @@ async def main() -> None:
     parser.add_argument("--workers", default="1,2,3")
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--parked", type=int, default=0, help="also park N runs (0: skip)")
-    parser.add_argument("--cache", type=int, default=100, help="sticky cache of parked workers")
+    parser.add_argument(
+        "--cache",
+        type=int,
+        default=DEFAULT_MAX_CACHED_RUNS,
+        help="sticky cache of parked workers (default: the product's)",
+    )
     parser.add_argument("--database-url", help="PostgreSQL admin URL (default: SQLite)")
     args = parser.parse_args()
     register_pack(_slow_pack.NAME, SLOW_PACK.split("=", 1)[1])

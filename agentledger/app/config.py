@@ -23,6 +23,7 @@ PROVIDERS_VARIABLE = "AGENTLEDGER_MODEL_PROVIDERS"
 ISSUERS_VARIABLE = "AGENTLEDGER_OIDC_ISSUERS"
 DEFAULT_TEMPORAL_PORT = 7233
 DEFAULT_UI_PORT = 8233
+DEFAULT_MAX_CACHED_RUNS = 1000  # Temporal's own max_cached_workflows default
 
 
 KINDS = ("workflows", "models", "tools")
@@ -68,7 +69,7 @@ class Settings:
     extra_packs: tuple[str, ...] = ()
     """``name=module:attribute`` entries: packs beyond the built-in ones (tests, user packs)."""
     temporal_security: TemporalSecurity = field(default_factory=TemporalSecurity)
-    max_cached_runs: int = 1000
+    max_cached_runs: int = DEFAULT_MAX_CACHED_RUNS
     """Runs a worker keeps in memory between their tasks (Temporal's sticky cache, whose default
     this is). An evicted run is replayed from history at its next task: a smaller cache saves
     memory on parked runs but replays busy ones. ``python -m bench.parked`` measures both."""
@@ -280,7 +281,7 @@ def from_environment() -> Settings:
         demo_approver=env("AGENTLEDGER_DEMO_APPROVER") or None,
         extra_packs=tuple(p for p in env("AGENTLEDGER_PACKS", "").split(",") if p.strip()),
         temporal_security=temporal_security(os.environ),
-        max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", 1000),
+        max_cached_runs=_int("AGENTLEDGER_MAX_CACHED_RUNS", DEFAULT_MAX_CACHED_RUNS),
         ended_runs_kept_hours=_int("AGENTLEDGER_ENDED_RUNS_KEPT_HOURS", 24),
         content_retention=_retention(env("AGENTLEDGER_CONTENT_RETENTION", "")),
         erasure_register=_optional_path("AGENTLEDGER_ERASURE_REGISTER"),
